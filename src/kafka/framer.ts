@@ -1,0 +1,289 @@
+/**
+ * Kafka framing over one ordered TCP byte stream: every message is an int32 size followed by
+ * that many bytes (https://kafka.apache.org/protocol#protocol_common).
+ *
+ * The framer keeps only what decoding needs: the size, then a prefix of the frame that the
+ * {@link FrameSink} asks for (the header, and the body for the few APIs kcid reads). The rest of
+ * the frame is skipped by counting bytes: Produce and Fetch payloads are never copied.
+ *
+ * A size outside [minFrameBytes, maxFrameBytes], a head the sink rejects, or a gap that lands
+ * where the framer needed bytes, all mean the stream is out of sync: the framer reports the
+ * bytes it could not frame and scans for the next position the sink calls a plausible frame
+ * start. A gap inside a frame being skipped costs nothing: the count of bytes to skip shrinks.
+ */
+
+export interface FrameSink {
+  /**
+   * A frame of `size` bytes starts; `head[0, headLen)` are its first bytes (headLen = min(size, asked)).
+   * Return the number of prefix bytes wanted (at most `size`; more than headLen asks for more bytes
+   * before being called again), or -1 to reject the frame as not a frame (out of sync).
+   */
+  frameHead(head: Buffer, headLen: number, size: number, frame: number): number;
+  /** The frame's last byte arrived (or the frame was cut short by a gap or the end of the stream). */
+  frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
+  /**
+   * Could a frame start at `buf[off]` (the int32 size)? `len` bytes are available (at most
+   * SCAN_WINDOW). Returns PLAUSIBLE, IMPLAUSIBLE, or NEED_MORE when `len` is too short to judge.
+   * The answer must depend only on the bytes, so framing never depends on how TCP cut them.
+   */
+  plausibleStart(buf: Buffer, off: number, len: number): Plausibility;
+  /** Bytes that could not be framed were skipped. */
+  desync(skippedBytes: number, reason: string, frame: number): void;
+}
+
+export interface FramerOptions {
+  maxFrameBytes: number;
+  minFrameBytes: number;
+  /** Bytes of the frame given to the first frameHead call (the sink may ask for more). */
+  initialHead: number;
+  /** Never buffer more prefix than this, whatever the sink asks. */
+  maxPrefixBytes: number;
+}
+
+/** How many bytes a resync scan may look at to judge a candidate frame start. */
+export const SCAN_WINDOW = 64;
+
+export const IMPLAUSIBLE = 0;
+export const PLAUSIBLE = 1;
+export const NEED_MORE = 2;
+export type Plausibility = typeof IMPLAUSIBLE | typeof PLAUSIBLE | typeof NEED_MORE;
+
+
+const SIZE = 0;
+const PREFIX = 1;
+const SKIP = 2;
+const RESYNC = 3;
+type State = typeof SIZE | typeof PREFIX | typeof SKIP | typeof RESYNC;
+
+export class Framer {
+  private state: State = SIZE;
+  private readonly sizeBytes = Buffer.alloc(4);
+  private sizeHave = 0;
+  private frameSize = 0;
+  /** Bytes of the current frame consumed so far (prefix + skipped). */
+  private frameHave = 0;
+  private prefix: Buffer | null = null;
+  private prefixWant = 0;
+  private prefixHave = 0;
+  /** Resync: bytes not yet judged (at most WINDOW_CAPACITY). */
+  private window: Buffer | null = null;
+  private windowLen = 0;
+  private skipped = 0;
+  private resyncReason = '';
+  private resyncFrame = 0;
+  private lastFrame = 0;
+  private readonly windowCapacity: number;
+
+  constructor(
+    private readonly sink: FrameSink,
+    private readonly opts: FramerOptions,
+  ) {
+    this.windowCapacity = Math.max(4 * SCAN_WINDOW, opts.initialHead + 8);
+  }
+
+  /** True while the framer is between frames (no partial frame pending). */
+  get idle(): boolean {
+    return this.state === SIZE && this.sizeHave === 0;
+  }
+
+  get inSync(): boolean {
+    return this.state !== RESYNC;
+  }
+
+  data(buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
+    this.lastFrame = frame;
+    const end = off + len;
+    while (off < end) {
+      switch (this.state) {
+        case SIZE:
+          if (this.sizeHave === 0 && end - off >= 4) {
+            off += 4;
+            this.beginFrame(buf.readInt32BE(off - 4), frame);
+          } else {
+            this.sizeBytes[this.sizeHave++] = buf[off++]!;
+            if (this.sizeHave === 4) this.beginFrame(this.sizeBytes.readInt32BE(0), frame);
+          }
+          break;
+        case PREFIX: {
+          const n = Math.min(this.prefixWant - this.prefixHave, end - off);
+          buf.copy(this.prefix!, this.prefixHave, off, off + n);
+          this.prefixHave += n;
+          this.frameHave += n;
+          off += n;
+          if (this.prefixHave === this.prefixWant) {
+            this.askSink(frame);
+            if ((this.state as State) === SKIP && this.frameHave === this.frameSize) this.finishFrame(frame, tsSec, tsNsec);
+          }
+          break;
+        }
+        case SKIP: {
+          const n = Math.min(this.frameSize - this.frameHave, end - off);
+          this.frameHave += n;
+          off += n;
+          if (this.frameHave === this.frameSize) this.finishFrame(frame, tsSec, tsNsec);
+          break;
+        }
+        case RESYNC:
+          off = this.resync(buf, off, end, frame, tsSec, tsNsec);
+          break;
+      }
+    }
+  }
+
+  /** `bytes` bytes of the stream are missing (never captured). */
+  gap(bytes: number, frame: number): void {
+    this.lastFrame = frame;
+    switch (this.state) {
+      case SKIP:
+        if (this.frameHave + bytes <= this.frameSize) {
+          // The hole is inside payload kcid skips anyway: framing stays in sync.
+          this.frameHave += bytes;
+          return;
+        }
+        this.sink.frameEnd(frame, 0, 0, false);
+        break;
+      case PREFIX:
+        this.sink.frameEnd(frame, 0, 0, false);
+        break;
+      case RESYNC:
+        // Bytes before the hole can no longer start a frame that continues after it.
+        this.dropWindow(this.windowLen);
+        return;
+      case SIZE:
+        break;
+    }
+    this.enterResync('bytes missing from the capture', frame);
+  }
+
+  /** End of the stream: a frame in progress is reported as incomplete, unframed bytes as a desync. */
+  end(tsSec: number, tsNsec: number): void {
+    if (this.state === SKIP || this.state === PREFIX) this.sink.frameEnd(this.lastFrame, tsSec, tsNsec, false);
+    if (this.state === RESYNC) {
+      this.dropWindow(this.windowLen);
+      this.reportResync();
+    }
+    this.state = SIZE;
+    this.sizeHave = 0;
+    this.prefix = null;
+    this.window = null;
+  }
+
+  private beginFrame(size: number, frame: number): void {
+    this.sizeHave = 0;
+    if (size < this.opts.minFrameBytes || size > this.opts.maxFrameBytes) {
+      const reason =
+        size > this.opts.maxFrameBytes
+          ? `frame size ${size} exceeds the maximum of ${this.opts.maxFrameBytes} bytes`
+          : `frame size ${size} is below the minimum of ${this.opts.minFrameBytes} bytes`;
+      this.enterResync(reason, frame);
+      this.replay(int32Bytes(size), 0, 4);
+      this.dropWindow(1); // a frame cannot start where one was just refused
+      return;
+    }
+    this.frameSize = size;
+    this.frameHave = 0;
+    this.prefixHave = 0;
+    this.prefixWant = Math.min(size, this.opts.initialHead);
+    this.prefix = this.bufferFor(this.prefixWant);
+    this.state = PREFIX;
+  }
+
+  private askSink(frame: number): void {
+    const want = this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame);
+    if (want < 0) {
+      this.enterResync('bytes that do not parse as a Kafka message', frame);
+      this.replay(int32Bytes(this.frameSize), 0, 4);
+      this.replay(this.prefix!, 0, this.prefixHave);
+      this.dropWindow(1); // a frame cannot start where one was just refused
+      return;
+    }
+    const capped = Math.min(want, this.frameSize, this.opts.maxPrefixBytes);
+    if (capped > this.prefixHave) {
+      const grown = this.bufferFor(capped);
+      if (grown !== this.prefix) this.prefix!.copy(grown, 0, 0, this.prefixHave);
+      this.prefix = grown;
+      this.prefixWant = capped;
+      return; // stay in PREFIX
+    }
+    this.state = SKIP;
+  }
+
+  private finishFrame(frame: number, tsSec: number, tsNsec: number): void {
+    this.state = SIZE;
+    this.sizeHave = 0;
+    // Keep a small prefix buffer for the next frame; drop a large one so idle connections stay small.
+    if (this.prefix !== null && this.prefix.length > 1024) this.prefix = null;
+    this.sink.frameEnd(frame, tsSec, tsNsec, true);
+  }
+
+  private bufferFor(n: number): Buffer {
+    if (this.prefix !== null && this.prefix.length >= n) return this.prefix;
+    return Buffer.allocUnsafe(Math.max(n, 128));
+  }
+
+  // ---- resynchronisation -------------------------------------------------------------------
+
+  private enterResync(reason: string, frame: number): void {
+    this.state = RESYNC;
+    if (this.resyncReason === '') {
+      this.resyncReason = reason;
+      this.resyncFrame = frame;
+    }
+    this.window ??= Buffer.allocUnsafe(this.windowCapacity);
+    this.windowLen = 0;
+  }
+
+  /** Bytes already consumed that must be scanned again (a refused size and head), bounded by the window. */
+  private replay(src: Buffer, from: number, to: number): void {
+    const n = Math.min(to - from, this.windowCapacity - this.windowLen);
+    src.copy(this.window!, this.windowLen, from, from + n);
+    this.windowLen += n;
+    this.skipped += to - from - n;
+  }
+
+  private dropWindow(n: number): void {
+    this.skipped += n;
+    this.window!.copyWithin(0, n, this.windowLen);
+    this.windowLen -= n;
+  }
+
+  /** Scan for the first position the sink calls a plausible frame start; returns how far `buf` was consumed. */
+  private resync(buf: Buffer, off: number, end: number, frame: number, tsSec: number, tsNsec: number): number {
+    while (true) {
+      const n = Math.min(end - off, this.windowCapacity - this.windowLen);
+      buf.copy(this.window!, this.windowLen, off, off + n);
+      this.windowLen += n;
+      off += n;
+      let p = 0;
+      for (; p < this.windowLen; p++) {
+        const avail = Math.min(this.windowLen - p, SCAN_WINDOW);
+        const verdict = this.sink.plausibleStart(this.window!, p, avail);
+        if (verdict === PLAUSIBLE) {
+          this.dropWindow(p);
+          this.reportResync();
+          const rest = Buffer.from(this.window!.subarray(0, this.windowLen));
+          this.windowLen = 0;
+          this.state = SIZE;
+          this.sizeHave = 0;
+          this.data(rest, 0, rest.length, frame, tsSec, tsNsec);
+          return off;
+        }
+        if (verdict === NEED_MORE && avail < SCAN_WINDOW) break;
+      }
+      this.dropWindow(p);
+      if (off >= end) return end;
+    }
+  }
+
+  private reportResync(): void {
+    this.sink.desync(this.skipped, this.resyncReason, this.resyncFrame);
+    this.skipped = 0;
+    this.resyncReason = '';
+  }
+}
+
+function int32Bytes(v: number): Buffer {
+  const b = Buffer.allocUnsafe(4);
+  b.writeInt32BE(v, 0);
+  return b;
+}
