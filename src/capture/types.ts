@@ -25,7 +25,7 @@ export interface PacketRef {
   tsNsec: number;
   /** LINKTYPE_* of the interface the packet was captured on. */
   linkType: number;
-  /** pcapng interface id (0 for classic pcap). */
+  /** pcapng interface id, counted on across sections so that it is unique in the file (0 for classic pcap). */
   interfaceId: number;
   /** Buffer holding the packet bytes at [offset, offset + capLen). Valid only during the call. */
   data: Buffer;
