@@ -1,0 +1,371 @@
+#!/usr/bin/env bash
+# Record small, real Kafka client captures on the loopback interface, for use as test fixtures.
+#
+#   test/real/record.sh OUTDIR [kind...]
+#
+# Kinds (default: all of them, in this order):
+#   produce         kcat-mock-produce.pcap            tcpdump -i lo, pcap (µs), Ethernet;
+#                                                     idempotent producer, lz4, 6 keyed messages with a header
+#   metadata-any    kcat-mock-metadata-any.pcap       tcpdump -i any -y LINUX_SLL, pcap (µs), cooked v1; kcat -L -t
+#   metadata-sll2   kcat-mock-metadata-any-sll2.pcap  tcpdump -i any -y LINUX_SLL2, pcap (µs), cooked v2; kcat -L -t
+#                   (tcpdump 4.99.3 / libpcap 1.10.3 pick LINUX_SLL2 for -i any when -y is not given)
+#   consumer-group  kcat-mock-consumer-group.pcapng   dumpcap -i lo, pcapng (ns); kcat -G consumer reading 5 messages
+#   nano            kcat-mock-nano.pcap               tcpdump --time-stamp-precision=nano -i lo, pcap (ns);
+#                                                     zstd producer then a plain (-C) consumer, on one cluster
+#   modern          ckjs-mock-telemetry.pcap          tcpdump -i lo, pcap (µs), Ethernet; node test/real/modern-client.mjs:
+#                                                     @confluentinc/kafka-javascript (librdkafka 2.x): idempotent
+#                                                     producer, KIP-848 consumer, KIP-714 telemetry. Needs CKJS_DIR, a
+#                                                     folder whose node_modules holds that package (built from source),
+#                                                     and koffi there too for PushTelemetry; skipped without CKJS_DIR.
+#
+# Only loopback traffic: every client talks to kcat's in-process mock cluster (librdkafka
+# `test.mock.num.brokers=3`; for modern, the same mock of the library's own librdkafka), which listens
+# on 127.0.0.1 at random ports. The bootstrap address given
+# with -b is ignored by librdkafka once the mock cluster is enabled; it is 127.0.0.1 anyway.
+#
+# Each kcat process with test.mock.num.brokers owns its OWN cluster. For kinds that need data to exist
+# before the captured client runs, a "host" kcat producer owns the cluster: it is started before the
+# capture, idles with its stdin held open (kcat buffers stdin and sends nothing until EOF), and is
+# stopped after the capture. Other clients reach the host's cluster through its brokers' ports.
+#
+# The capture filter is `tcp`; afterwards, if the capture holds packets of other loopback TCP traffic,
+# it is reduced with tshark to the mock cluster's ports (and the script says so).
+#
+# Needs: kcat, tcpdump, tshark, capinfos, timeout (coreutils); dumpcap for consumer-group; node for modern.
+# Runs as root (capturing needs it), without a TTY or stdin. Prints one summary block per file written.
+set -euo pipefail
+
+readonly ALL_KINDS=(produce metadata-any metadata-sll2 consumer-group nano modern)
+readonly CLIENT_TIMEOUT=30 # seconds any one kcat client may run
+readonly CAPTURE_MAX=120   # seconds a capture process may live even if this script is killed
+readonly READY_TIMEOUT=10  # seconds to wait for a capture tool or a mock cluster to come up
+readonly TOPIC=kcid-fixture
+readonly GROUP=kcid-group
+readonly BOOTSTRAP=127.0.0.1:9 # ignored by librdkafka when the mock cluster is enabled
+readonly MODERN_CLIENT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/modern-client.mjs
+readonly CKJS_PACKAGE=@confluentinc/kafka-javascript
+
+usage() {
+  echo "usage: $0 OUTDIR [kind...]" >&2
+  echo "kinds: ${ALL_KINDS[*]} (default: all)" >&2
+  exit 2
+}
+
+die() {
+  echo "record.sh: error: $*" >&2
+  exit 1
+}
+
+log() { echo "record.sh: $*" >&2; }
+
+[[ $# -ge 1 ]] || usage
+case $1 in -h | --help) usage ;; esac
+OUTDIR=$1
+shift
+KINDS=("$@")
+[[ ${#KINDS[@]} -gt 0 ]] || KINDS=("${ALL_KINDS[@]}")
+
+for kind in "${KINDS[@]}"; do
+  [[ " ${ALL_KINDS[*]} " == *" $kind "* ]] || die "unknown kind '$kind' (known: ${ALL_KINDS[*]})"
+done
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || die "'$1' not found; install it ($2)"
+}
+KCAT_KINDS=0
+for kind in "${KINDS[@]}"; do [[ $kind == modern ]] || KCAT_KINDS=1; done
+[[ $KCAT_KINDS -eq 1 ]] && need kcat "apt-get install kcat"
+need tcpdump "apt-get install tcpdump"
+need tshark "apt-get install tshark"
+need capinfos "apt-get install wireshark-common"
+need timeout "coreutils"
+[[ " ${KINDS[*]} " == *" consumer-group "* ]] && need dumpcap "apt-get install wireshark-common"
+[[ " ${KINDS[*]} " == *" modern "* ]] && need node "Node.js 18 or later"
+[[ $(id -u) -eq 0 ]] || die "must run as root to capture on loopback"
+
+mkdir -p "$OUTDIR" || die "cannot create $OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/kcid-record.XXXXXX")
+
+# PIDs this script started and must stop; each is stopped by its own PID.
+PIDS=()
+
+stop_pid() { # pid: TERM, wait up to 5 s, then KILL
+  local pid=$1 i
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null || true
+  forget_pid "$pid"
+}
+
+forget_pid() { # so that cleanup never signals a PID that has since been reused
+  local keep=() p
+  for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+  PIDS=("${keep[@]}")
+}
+
+cleanup() {
+  local rc=$? pid
+  touch "$WORK/stop" 2>/dev/null || true
+  for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
+  if [[ $rc -ne 0 && -d $WORK ]]; then
+    log "failed; logs of the last run follow"
+    for f in "$WORK"/*.log; do
+      [[ -s $f ]] && { echo "--- $(basename "$f")" >&2; tail -n 20 "$f" >&2; }
+    done
+  fi
+  rm -rf "$WORK"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+wait_for_line() { # file regex what: poll until file holds a line matching regex
+  local file=$1 regex=$2 what=$3 i
+  for ((i = 0; i < READY_TIMEOUT * 10; i++)); do
+    grep -qE "$regex" "$file" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  die "timed out after ${READY_TIMEOUT}s waiting for $what (see $file)"
+}
+
+# The mock cluster logs (level 5, printed without -d):
+#   Mock cluster enabled: original bootstrap.servers and security.protocol ignored and replaced with
+#   127.0.0.1:39515,127.0.0.1:36089,127.0.0.1:34529
+mock_brokers() { # log file -> "127.0.0.1:A,127.0.0.1:B,127.0.0.1:C"
+  wait_for_line "$1" 'Mock cluster enabled.*replaced with' "kcat's mock cluster in $1"
+  sed -n 's/.*Mock cluster enabled.*replaced with \([0-9.:,]*\).*/\1/p' "$1" | head -n 1
+}
+
+ports_of() { echo "$1" | sed 's/127\.0\.0\.1://g'; } # "127.0.0.1:A,..." -> "A,B,C"
+
+kcat_client() { # log-name kcat-args...: run one bounded kcat with the mock or -b given by the caller
+  local name=$1
+  shift
+  timeout -k 5 "$CLIENT_TIMEOUT" kcat "$@" 2>"$WORK/$name.log" ||
+    die "kcat ($name) failed or timed out with status $?: kcat $*"
+}
+
+# --- the host: an idle producer owning a mock cluster ------------------------------------------------
+
+HOST_PID=
+HOST_BROKERS=
+
+start_host() {
+  rm -f "$WORK/stop"
+  # The left side holds kcat's stdin open, writing nothing, until told to stop (or the run is over).
+  {
+    for ((i = 0; i < (CAPTURE_MAX + CLIENT_TIMEOUT) * 10; i++)); do
+      [[ -e $WORK/stop || ! -d $WORK ]] && break
+      sleep 0.1
+    done
+  } | timeout -k 5 "$((CAPTURE_MAX + CLIENT_TIMEOUT))" kcat -b "$BOOTSTRAP" -X test.mock.num.brokers=3 \
+    -X client.id=kcid-host -P -t "$TOPIC" 2>"$WORK/host.log" &
+  HOST_PID=$!
+  PIDS+=("$HOST_PID")
+  HOST_BROKERS=$(mock_brokers "$WORK/host.log")
+  # Let the host create the topic (Metadata auto-creates it: 4 partitions over 3 brokers).
+  sleep 1
+}
+
+stop_host() {
+  touch "$WORK/stop"
+  local i
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$HOST_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  stop_pid "$HOST_PID"
+}
+
+# --- captures ----------------------------------------------------------------------------------------
+
+CAP_PID=
+
+start_tcpdump() { # raw-file tcpdump-args...
+  local raw=$1
+  shift
+  # -Z root: Debian's tcpdump otherwise drops to user tcpdump, who may not write to $WORK.
+  # --immediate-mode: with TPACKET_V3, packets otherwise sit in a ring block until it times out,
+  # and a SIGTERM in between loses them. -G/-W: tcpdump exits by itself after CAPTURE_MAX seconds.
+  tcpdump -Z root -U --immediate-mode -G "$CAPTURE_MAX" -W 1 "$@" -w "$raw" tcp \
+    </dev/null >"$WORK/capture.log" 2>&1 &
+  CAP_PID=$!
+  PIDS+=("$CAP_PID")
+  wait_for_line "$WORK/capture.log" 'listening on' "tcpdump to start"
+  sleep 0.3
+}
+
+start_dumpcap() { # raw-file dumpcap-args...
+  local raw=$1
+  shift
+  dumpcap -q -a "duration:$CAPTURE_MAX" "$@" -f tcp -w "$raw" </dev/null >"$WORK/capture.log" 2>&1 &
+  CAP_PID=$!
+  PIDS+=("$CAP_PID")
+  wait_for_line "$WORK/capture.log" 'Capturing on' "dumpcap to start"
+  sleep 0.3
+}
+
+stop_capture() {
+  sleep 0.5 # let the last FIN/ACKs reach the capture
+  stop_pid "$CAP_PID"
+}
+
+# --- output ------------------------------------------------------------------------------------------
+
+port_filter() { # "A,B,C" -> "tcp.port == A || tcp.port == B || tcp.port == C"
+  echo "$1" | sed 's/^/tcp.port == /; s/,/ || tcp.port == /g'
+}
+
+decode_as() { # "A,B,C" -> -d tcp.port==A,kafka ...
+  local p
+  for p in ${1//,/ }; do printf -- '-d tcp.port==%s,kafka ' "$p"; done
+}
+
+# finish raw-file out-name tshark-format "A,B,C"
+finish() {
+  local raw=$1 out=$OUTDIR/$2 format=$3 ports=$4 filter foreign
+  [[ -s $raw ]] || die "capture $raw is empty"
+  filter=$(port_filter "$ports")
+  foreign=$(tshark -r "$raw" -Y "!($filter)" -T fields -e frame.number 2>/dev/null | wc -l)
+  if [[ $foreign -gt 0 ]]; then
+    log "$2: dropping $foreign packets of other loopback TCP traffic (rewritten by tshark -F $format)"
+    tshark -r "$raw" -Y "$filter" -F "$format" -w "$out" 2>/dev/null || die "tshark could not filter $raw"
+  else
+    cp "$raw" "$out"
+  fi
+  chmod 0644 "$out" # dumpcap creates its file 0600
+  WRITTEN=$((WRITTEN + 1))
+  summarize "$out" "$ports"
+}
+
+summarize() { # file "A,B,C"
+  local file=$1 ports=$2 requests
+  echo "== $file"
+  echo "   size $(stat -c %s "$file") bytes; mock broker ports $ports"
+  capinfos -T -r -t -E -c -u -M "$file" 2>/dev/null |
+    awk -F'\t' '{ printf "   %s, link type %s, %s packets, %s s\n", $2, $3, $4, $5 }'
+  # A frame may carry several Kafka PDUs; tshark then lists each field's values comma-separated.
+  requests=$(tshark -r "$file" $(decode_as "$ports") \
+    -Y "kafka && ($(port_filter "$ports" | sed 's/tcp\.port/tcp.dstport/g'))" \
+    -T fields -E 'separator=;' -e kafka.api_key -e kafka.api_version 2>/dev/null |
+    awk -F';' '{ n = split($1, k, ","); split($2, v, ","); for (i = 1; i <= n; i++) print "key " k[i] " v" v[i] }' |
+    sort -V | uniq -c)
+  echo "   requests: $(echo "$requests" | awk '{ s += $1 } END { print s + 0 }')"
+  echo "$requests" | sed 's/^ */   /'
+}
+
+# librdkafka sends a batch uncompressed when compressing does not make it smaller, so the values
+# repeat themselves: "kN:" then "message N of kcid " eight times (144 bytes).
+messages() { # count
+  local i j
+  for ((i = 1; i <= $1; i++)); do
+    printf 'k%d:' "$i"
+    for ((j = 0; j < 8; j++)); do printf 'message %d of kcid ' "$i"; done
+    printf '\n'
+  done
+}
+
+# --- the kinds ---------------------------------------------------------------------------------------
+
+ckjs_resolves() { # module: true when node resolves it from $CKJS_DIR
+  (cd "$CKJS_DIR" && node -e 'require.resolve(process.argv[1])' "$1") >/dev/null 2>&1
+}
+
+record_produce() {
+  local raw=$WORK/produce.pcap brokers
+  start_tcpdump "$raw" -i lo
+  messages 6 | kcat_client produce -b "$BOOTSTRAP" -X test.mock.num.brokers=3 \
+    -X client.id=kcid-producer -X enable.idempotence=true -z lz4 \
+    -P -t "$TOPIC" -K : -H origin=kcid
+  stop_capture
+  brokers=$(mock_brokers "$WORK/produce.log")
+  finish "$raw" kcat-mock-produce.pcap pcap "$(ports_of "$brokers")"
+}
+
+record_metadata() { # out-name tcpdump-args...
+  local out=$1 raw=$WORK/metadata.pcap brokers
+  shift
+  start_tcpdump "$raw" -i any "$@"
+  kcat_client metadata -b "$BOOTSTRAP" -X test.mock.num.brokers=3 -X client.id=kcid-metadata \
+    -L -t "$TOPIC" </dev/null >/dev/null
+  stop_capture
+  brokers=$(mock_brokers "$WORK/metadata.log")
+  finish "$raw" "$out" pcap "$(ports_of "$brokers")"
+}
+
+record_consumer_group() {
+  local raw=$WORK/consumer-group.pcapng got
+  start_host
+  messages 5 | kcat_client seed -b "$HOST_BROKERS" -X client.id=kcid-seed -z gzip \
+    -P -t "$TOPIC" -K :
+  start_dumpcap "$raw" -i lo --capture-comment "kcid fixture: kcat -G consumer group on librdkafka mock cluster"
+  got=$(kcat_client consumer -b "$HOST_BROKERS" -X client.id=kcid-consumer \
+    -X auto.offset.reset=earliest -G "$GROUP" -c 5 -e -f '%k:%s\n' "$TOPIC" </dev/null | wc -l)
+  stop_capture
+  stop_host
+  [[ $got -eq 5 ]] || die "consumer group read $got of 5 messages"
+  finish "$raw" kcat-mock-consumer-group.pcapng pcapng "$(ports_of "$HOST_BROKERS")"
+}
+
+record_nano() {
+  local raw=$WORK/nano.pcap got
+  start_host
+  start_tcpdump "$raw" -i lo --time-stamp-precision=nano
+  messages 6 | kcat_client producer -b "$HOST_BROKERS" -X client.id=kcid-producer-zstd \
+    -X compression.codec=zstd -P -t "$TOPIC" -K :
+  got=$(kcat_client consumer -b "$HOST_BROKERS" -X client.id=kcid-consumer-simple \
+    -C -t "$TOPIC" -o beginning -e -f '%k:%s\n' </dev/null | wc -l)
+  stop_capture
+  stop_host
+  [[ $got -eq 6 ]] || die "plain consumer read $got of 6 messages"
+  finish "$raw" kcat-mock-nano.pcap nsecpcap "$(ports_of "$HOST_BROKERS")"
+}
+
+# One node process: the mock cluster (3 brokers), an idempotent producer (3 keyed messages), a KIP-848
+# consumer reading them back and lingering 2.5 s, both pushing KIP-714 telemetry. The script prints
+# "mock brokers: 127.0.0.1:A,127.0.0.1:B,127.0.0.1:C" on stdout; see its header for the two mock modes.
+record_modern() {
+  local raw=$WORK/modern.pcap brokers
+  if [[ -z ${CKJS_DIR:-} ]]; then
+    log "skipping modern: set CKJS_DIR to a folder where '$CKJS_PACKAGE' is installed"
+    return 0
+  fi
+  if ! ckjs_resolves "$CKJS_PACKAGE"; then
+    log "skipping modern: '$CKJS_PACKAGE' not found from CKJS_DIR=$CKJS_DIR"
+    return 0
+  fi
+  start_tcpdump "$raw" -i lo
+  CKJS_DIR=$CKJS_DIR KCID_TOPIC=$TOPIC KCID_GROUP=$GROUP timeout -k 5 "$CLIENT_TIMEOUT" \
+    node "$MODERN_CLIENT" >"$WORK/modern.out" 2>"$WORK/modern.log" ||
+    die "modern-client.mjs failed or timed out with status $? (see $WORK/modern.log)"
+  stop_capture
+  sed 's/^/   /' "$WORK/modern.out" >&2
+  grep -qx 'mode: conf' "$WORK/modern.out" &&
+    log "modern: mock from test.mock.num.brokers (no koffi in CKJS_DIR, or a static build): it requests no metrics, so no PushTelemetry"
+  brokers=$(sed -n 's/^mock brokers: \([0-9.:,]*\)$/\1/p' "$WORK/modern.out" | head -n 1)
+  [[ -n $brokers ]] || die "modern-client.mjs printed no 'mock brokers:' line"
+  finish "$raw" ckjs-mock-telemetry.pcap pcap "$(ports_of "$brokers")"
+}
+
+[[ $KCAT_KINDS -eq 1 ]] && log "$(kcat -V 2>&1 | grep -o 'Version [^ ]*\|librdkafka [0-9.]*' | tr '\n' ' ')"
+started=$SECONDS
+WRITTEN=0
+for kind in "${KINDS[@]}"; do
+  log "recording $kind"
+  case $kind in
+  produce) record_produce ;;
+  metadata-any) record_metadata kcat-mock-metadata-any.pcap -y LINUX_SLL ;;
+  metadata-sll2) record_metadata kcat-mock-metadata-any-sll2.pcap -y LINUX_SLL2 ;;
+  consumer-group) record_consumer_group ;;
+  nano) record_nano ;;
+  modern) record_modern ;;
+  esac
+done
+log "done in $((SECONDS - started))s; wrote $WRITTEN file(s) to $OUTDIR"
