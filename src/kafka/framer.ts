@@ -276,7 +276,8 @@ export class Framer {
   }
 
   private reportResync(): void {
-    this.sink.desync(this.skipped, this.resyncReason, this.resyncFrame);
+    // A gap that ended exactly at a frame boundary costs nothing more than the gap itself.
+    if (this.skipped > 0) this.sink.desync(this.skipped, this.resyncReason, this.resyncFrame);
     this.skipped = 0;
     this.resyncReason = '';
   }

@@ -1,0 +1,104 @@
+/**
+ * From the merged summary of one or more captures to the report every format renders: instances
+ * grouped, cross-connection rules run, severities applied, findings in a stable order.
+ */
+import { groupInstances, type InstanceModel } from './instances.js';
+import { REPORT_RULES } from './rules/index.js';
+import type { CaptureSummary, ConnectionSummary, Finding, Severity } from './types.js';
+
+/** A rule's severity as configured: one of the three, or 'off' to drop its findings. */
+export type SeveritySetting = Severity | 'off';
+
+export interface ReportOptions {
+  /** rule id → severity, overriding the defaults. */
+  severities?: ReadonlyMap<string, SeveritySetting>;
+}
+
+export interface Report {
+  inputs: CaptureSummary['inputs'];
+  instances: InstanceModel[];
+  connections: ConnectionSummary[];
+  findings: Finding[];
+  counts: {
+    connections: number;
+    requests: number;
+    responses: number;
+    instances: number;
+    findings: Record<Severity, number>;
+  };
+}
+
+export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): Report {
+  const connections = [...summary.connections].sort(
+    (a, b) => a.input - b.input || a.firstFrame - b.firstFrame || a.id - b.id,
+  );
+  const instances = groupInstances(connections);
+  const findings: Finding[] = [...summary.findings];
+  for (const instance of instances) {
+    for (const rule of REPORT_RULES) {
+      rule.check(instance, (hit) => {
+        const c = instance.connections[hit.connection]!;
+        findings.push({
+          rule: rule.id,
+          severity: rule.severity,
+          message: hit.message,
+          frame: c.firstRequestFrame ?? c.firstFrame,
+          timeUs: c.firstRequestUs ?? c.firstUs,
+          client: c.client,
+          broker: c.broker,
+          apiKey: null,
+          apiVersion: null,
+          correlationId: null,
+          clientInstanceId: instance.clientInstanceId,
+          input: c.input,
+        });
+      });
+    }
+  }
+  const applied = applySeverities(findings, opts.severities);
+  applied.sort(compareFindings);
+  const counts = { error: 0, warning: 0, info: 0 };
+  for (const f of applied) counts[f.severity]++;
+  let requests = 0;
+  let responses = 0;
+  for (const c of connections) {
+    requests += c.requests;
+    responses += c.responses;
+  }
+  return {
+    inputs: summary.inputs,
+    instances,
+    connections,
+    findings: applied,
+    counts: { connections: connections.length, requests, responses, instances: instances.length, findings: counts },
+  };
+}
+
+export function applySeverities(findings: readonly Finding[], severities?: ReadonlyMap<string, SeveritySetting>): Finding[] {
+  if (severities === undefined || severities.size === 0) return [...findings];
+  const out: Finding[] = [];
+  for (const f of findings) {
+    const s = severities.get(f.rule);
+    if (s === 'off') continue;
+    out.push(s === undefined ? f : { ...f, severity: s });
+  }
+  return out;
+}
+
+/** Input, then frame (findings about a whole input first), then rule id, then message. */
+export function compareFindings(a: Finding, b: Finding): number {
+  return (
+    a.input - b.input ||
+    (a.frame ?? 0) - (b.frame ?? 0) ||
+    (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0) ||
+    (a.message < b.message ? -1 : a.message > b.message ? 1 : 0)
+  );
+}
+
+export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
+
+/** Exit code 1 when a finding reaches the --fail-on threshold. */
+export function reachesThreshold(report: Report, failOn: Severity | 'none'): boolean {
+  if (failOn === 'none') return false;
+  return report.findings.some((f) => SEVERITY_RANK[f.severity] >= SEVERITY_RANK[failOn]);
+}

@@ -1,0 +1,131 @@
+/**
+ * One way through: capture → net → tcp → kafka → analysis, for one input. Returns the input's
+ * part of the mergeable summary; findings are also streamed to `onFinding` as they are made.
+ */
+import { readCapture } from '../capture/read.js';
+import type { PacketRef, PacketSink } from '../capture/types.js';
+import { KafkaStreamFactory } from '../kafka/conversation.js';
+import { decodeTcp } from '../net/decode.js';
+import { newNetStats, type TcpSegment } from '../net/types.js';
+import { Reassembler } from '../tcp/reassembly.js';
+import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
+import type { ConnectionSummary, Finding, InputSummary } from './types.js';
+
+export interface AnalyzeOptions {
+  /** Ports that are Kafka without detection (default 9092). */
+  kafkaPorts: ReadonlySet<number>;
+  /** Also detect Kafka on other ports. */
+  detect: boolean;
+  maxFrameBytes: number;
+  onProgress?: (bytesRead: number, totalBytes: number | null, packets: number) => void;
+}
+
+export const DEFAULT_KAFKA_PORT = 9092;
+/** Kafka's socket.request.max.bytes default. */
+export const DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024;
+
+export interface InputResult {
+  input: InputSummary;
+  connections: ConnectionSummary[];
+  findings: Finding[];
+}
+
+export async function analyzeInput(
+  file: string,
+  inputIndex: number,
+  opts: AnalyzeOptions,
+  onFinding: FindingSink = () => {},
+  observer?: RequestObserver,
+): Promise<InputResult> {
+  const findings: Finding[] = [];
+  const analyzer = new CaptureAnalyzer(
+    inputIndex,
+    (f) => {
+      findings.push(f);
+      onFinding(f);
+    },
+    observer,
+  );
+  const reassembler = new Reassembler(
+    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes }),
+    { kafkaPorts: opts.kafkaPorts },
+  );
+  const net = newNetStats();
+  const segment = newSegment();
+  let packets = 0;
+  const sink: PacketSink = {
+    onPacket(p: PacketRef) {
+      packets++;
+      if (decodeTcp(p, segment, net)) reassembler.segment(segment);
+    },
+  };
+  const progress = opts.onProgress;
+  const stats = await readCapture(file, sink, progress === undefined ? {} : { onProgress: (read, total) => progress(read, total, packets) });
+  reassembler.finish();
+
+  let unknownLinkTypePackets = 0;
+  for (const n of net.unknownLinkTypes.values()) unknownLinkTypePackets += n;
+  const notes = [...stats.notes];
+  for (const [type, n] of [...net.unknownLinkTypes].sort((a, b) => a[0] - b[0])) {
+    notes.push(`${n} packets on link type ${type}, which kcid does not decode, were skipped`);
+  }
+  if (net.ipFragments > 0) notes.push(`${net.ipFragments} IP fragments were skipped (kcid does not reassemble IP fragments)`);
+  if (stats.truncatedAtFrame > 0) {
+    const f: Finding = {
+      rule: 'capture-truncated',
+      severity: 'info',
+      message: `the capture ends in the middle of frame ${stats.truncatedAtFrame}; the frames before it were analysed`,
+      frame: stats.truncatedAtFrame,
+      timeUs: null,
+      client: null,
+      broker: null,
+      apiKey: null,
+      apiVersion: null,
+      correlationId: null,
+      clientInstanceId: null,
+      input: inputIndex,
+    };
+    findings.push(f);
+    onFinding(f);
+  }
+  return {
+    input: {
+      file,
+      format: stats.format,
+      gzip: stats.gzip,
+      packets: stats.packets,
+      bytes: stats.bytes,
+      kafkaPorts: [...analyzer.kafkaPorts].sort((a, b) => a - b),
+      tcpPackets: net.tcpPackets,
+      nonTcpPackets: net.nonTcpPackets,
+      unknownLinkTypePackets,
+      malformedPackets: net.malformedPackets,
+      truncatedPackets: stats.truncatedPackets,
+      truncatedAtFrame: stats.truncatedAtFrame,
+      damagedRecords: stats.damagedRecords,
+      notes,
+    },
+    connections: analyzer.connections.sort((a, b) => a.firstFrame - b.firstFrame || a.id - b.id),
+    findings,
+  };
+}
+
+function newSegment(): TcpSegment {
+  return {
+    frame: 0,
+    tsSec: 0,
+    tsNsec: 0,
+    ipVersion: 4,
+    data: Buffer.alloc(0),
+    srcAddrOff: 0,
+    dstAddrOff: 0,
+    srcPort: 0,
+    dstPort: 0,
+    seq: 0,
+    ack: 0,
+    flags: 0,
+    payloadOff: 0,
+    payloadLen: 0,
+    missingLen: 0,
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Analysis types. A {@link CaptureSummary} is what one capture contributes: per-connection
+ * summaries and the findings judged on single connections. It is plain data (JSON-safe), so
+ * summaries of many captures (one per broker) merge by concatenation, and the rules that look
+ * across connections run once on the merged whole.
+ */
+
+export type Severity = 'error' | 'warning' | 'info';
+export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
+
+export interface Finding {
+  rule: string;
+  severity: Severity;
+  message: string;
+  /** Frame number within its input (1-based), or null for findings about the whole input. */
+  frame: number | null;
+  /** Microseconds since the epoch, or null. */
+  timeUs: number | null;
+  client: string | null;
+  broker: string | null;
+  apiKey: number | null;
+  apiVersion: number | null;
+  correlationId: number | null;
+  /** Kafka's base64 form of the client instance ID the finding is about, when known. */
+  clientInstanceId: string | null;
+  /** Index into the inputs. */
+  input: number;
+}
+
+export interface InputSummary {
+  file: string;
+  format: 'pcap' | 'pcapng';
+  gzip: boolean;
+  packets: number;
+  bytes: number;
+  /** Broker ports of the Kafka connections found, ascending. */
+  kafkaPorts: number[];
+  tcpPackets: number;
+  nonTcpPackets: number;
+  unknownLinkTypePackets: number;
+  malformedPackets: number;
+  truncatedPackets: number;
+  /** Frame at which the file was cut off mid-record, or 0. */
+  truncatedAtFrame: number;
+  damagedRecords: number;
+  notes: string[];
+}
+
+export interface SoftwareId {
+  name: string;
+  version: string;
+}
+
+export interface ConnectionSummary {
+  input: number;
+  /** TCP connection number within its input. */
+  id: number;
+  client: string;
+  clientIp: string;
+  broker: string;
+  startSeen: boolean;
+  firstFrame: number;
+  firstUs: number;
+  lastUs: number;
+  /** Header ClientInstanceIds (KIP-1313 tag 0), base64, in order of first appearance. */
+  headerInstanceIds: string[];
+  /** The telemetry (KIP-714) client instance ID of a client that sends none in its headers. */
+  telemetryInstanceId: string | null;
+  /** Non-null ClientIds, in order of first appearance. */
+  clientIds: string[];
+  software: SoftwareId[];
+  requests: number;
+  responses: number;
+  errorResponses: number;
+  /** [apiKey, count] ascending by key. */
+  apis: [number, number][];
+  gaps: number;
+  gapBytes: number;
+  /** Frame and time of the first request (for findings about the connection as a whole). */
+  firstRequestFrame: number | null;
+  firstRequestUs: number | null;
+  /** Request latencies in microseconds, log-bucketed (see analysis/latency.ts). */
+  latency: number[];
+}
+
+export interface CaptureSummary {
+  version: 1;
+  inputs: InputSummary[];
+  connections: ConnectionSummary[];
+  findings: Finding[];
+}

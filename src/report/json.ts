@@ -1,0 +1,77 @@
+/** `kcid analyze --format json`: one document, keys in a fixed order, stable for CI. */
+import type { Report } from '../analysis/report.js';
+import type { Finding } from '../analysis/types.js';
+import { apiName } from '../kafka/apis.js';
+import { safeJson } from './json-text.js';
+import { isoMicros } from './time.js';
+
+export const JSON_FORMAT_VERSION = 1;
+
+const iso = (us: number | null): string | null => (us === null ? null : isoMicros(us));
+
+export function findingJson(f: Finding): Record<string, unknown> {
+  return {
+    rule: f.rule,
+    severity: f.severity,
+    message: f.message,
+    frame: f.frame,
+    time: iso(f.timeUs),
+    client: f.client,
+    broker: f.broker,
+    apiKey: f.apiKey,
+    apiName: f.apiKey === null ? null : apiName(f.apiKey),
+    apiVersion: f.apiVersion,
+    correlationId: f.correlationId,
+    clientInstanceId: f.clientInstanceId,
+    input: f.input,
+  };
+}
+
+export function reportJson(report: Report): Record<string, unknown> {
+  return {
+    version: JSON_FORMAT_VERSION,
+    inputs: report.inputs.map((i) => ({
+      file: i.file,
+      format: i.gzip ? `${i.format}+gzip` : i.format,
+      packets: i.packets,
+      bytes: i.bytes,
+      kafkaPorts: i.kafkaPorts,
+      notes: i.notes,
+    })),
+    summary: {
+      connections: report.counts.connections,
+      requests: report.counts.requests,
+      responses: report.counts.responses,
+      instances: report.counts.instances,
+      findings: { ...report.counts.findings },
+    },
+    instances: report.instances.map((inst) => ({
+      clientInstanceId: inst.clientInstanceId,
+      clientInstanceIdHex: inst.clientInstanceIdHex,
+      source: inst.source,
+      clientIds: inst.clientIds,
+      software: inst.software.map((s) => ({ name: s.name, version: s.version })),
+      clientAddresses: inst.clientAddresses,
+      brokers: inst.brokers,
+      connections: inst.connections.length,
+      requests: inst.requests,
+      apis: Object.fromEntries([...inst.apis].map(([key, n]) => [apiName(key), n])),
+      firstSeen: isoMicros(inst.firstUs),
+      lastSeen: isoMicros(inst.lastUs),
+    })),
+    connections: report.connections.map((c) => ({
+      client: c.client,
+      broker: c.broker,
+      clientInstanceId: c.headerInstanceIds[0] ?? c.telemetryInstanceId,
+      startSeen: c.startSeen,
+      requests: c.requests,
+      gaps: c.gaps,
+      input: c.input,
+    })),
+    findings: report.findings.map(findingJson),
+  };
+}
+
+export function renderJson(report: Report): string {
+  return `${safeJson(reportJson(report), 2)}\n`;
+}

@@ -1,0 +1,190 @@
+/**
+ * `kcid requests`: one row per request, in capture order, with the frame of the response that
+ * answers it. A row waits until its response arrives or is known never to come (connection end,
+ * Produce acks=0, evicted from the pending table); rows behind it wait their turn, so the output
+ * is in request order. The wait is bounded: past MAX_WAITING rows, or when the oldest waiting
+ * request is older than MAX_WAIT_US of capture time, the oldest is written without a response.
+ */
+import type { RequestObserver } from '../analysis/analyzer.js';
+import type { ConnState } from '../analysis/connection-state.js';
+import type { KafkaRequest, KafkaResponse } from '../kafka/conversation.js';
+import { apiName } from '../kafka/apis.js';
+import { uuidToBase64 } from '../kafka/uuid.js';
+import { safeJson } from './json-text.js';
+import { sanitize } from './sanitize.js';
+import { toMicros, isoMicros } from './time.js';
+
+export interface RequestRow {
+  frame: number;
+  time: string;
+  client: string;
+  broker: string;
+  apiKey: number;
+  apiName: string;
+  apiVersion: number;
+  headerVersion: number | null;
+  correlationId: number;
+  clientId: string | null;
+  clientInstanceId: string | null;
+  otherTags: { tag: number; size: number }[];
+  responseFrame: number | null;
+  errorCode: number | null;
+  latencyMs: number | null;
+  /** Which input the frame numbers refer to (0-based). */
+  input: number;
+}
+
+const MAX_WAITING = 50_000;
+/** Kafka's request.timeout.ms defaults to 30 s; a response later than twice that is not coming. */
+const MAX_WAIT_US = 60_000_000;
+
+interface Pending {
+  row: RequestRow;
+  request: KafkaRequest;
+  state: ConnState;
+  ready: boolean;
+  us: number;
+}
+
+export class RequestRows implements RequestObserver {
+  private readonly queue: Pending[] = [];
+  private head = 0;
+  private readonly byRequest = new Map<KafkaRequest, Pending>();
+
+  constructor(
+    private readonly input: number,
+    private readonly emit: (row: RequestRow) => void,
+  ) {}
+
+  request(s: ConnState, r: KafkaRequest): void {
+    const us = toMicros(r.tsSec, r.tsNsec);
+    const h = r.header;
+    const p: Pending = {
+      row: {
+        frame: r.frame,
+        time: isoMicros(us),
+        client: s.client,
+        broker: s.broker,
+        apiKey: h.apiKey,
+        apiName: apiName(h.apiKey),
+        apiVersion: h.apiVersion,
+        headerVersion: h.headerVersion,
+        correlationId: h.correlationId,
+        clientId: h.clientId,
+        clientInstanceId: h.clientInstanceId === null ? null : uuidToBase64(h.clientInstanceId),
+        otherTags: h.otherTags.map((t) => ({ tag: t.tag, size: t.size })),
+        responseFrame: null,
+        errorCode: null,
+        latencyMs: null,
+        input: this.input,
+      },
+      request: r,
+      state: s,
+      ready: !r.expectsResponse,
+      us,
+    };
+    this.queue.push(p);
+    if (!p.ready) this.byRequest.set(r, p);
+    this.drain(us);
+  }
+
+  response(_s: ConnState, r: KafkaResponse): void {
+    if (r.request === null) return;
+    const p = this.byRequest.get(r.request);
+    if (p === undefined) return;
+    this.byRequest.delete(r.request);
+    p.row.responseFrame = r.frame;
+    p.row.errorCode = r.errorCode;
+    p.row.latencyMs = Math.round(toMicros(r.tsSec, r.tsNsec) - p.us) / 1000;
+    p.ready = true;
+    this.drain(p.us);
+  }
+
+  unanswered(_s: ConnState, r: KafkaRequest): void {
+    const p = this.byRequest.get(r);
+    if (p === undefined) return;
+    this.byRequest.delete(r);
+    p.ready = true;
+    this.drain(p.us);
+  }
+
+  /** End of input: everything still waiting is written. */
+  finish(): void {
+    while (this.head < this.queue.length) this.write(this.queue[this.head++]!);
+    this.queue.length = 0;
+    this.head = 0;
+  }
+
+  private drain(nowUs: number): void {
+    while (this.head < this.queue.length) {
+      const p = this.queue[this.head]!;
+      const waiting = this.queue.length - this.head;
+      if (!p.ready && waiting <= MAX_WAITING && nowUs - p.us <= MAX_WAIT_US) break;
+      this.head++;
+      this.write(p);
+    }
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  private write(p: Pending): void {
+    this.byRequest.delete(p.request);
+    // Requests with a v1 header belong to the connection's ID (KIP-1313's connection context).
+    const v1 = p.row.headerVersion !== null && p.row.headerVersion < 2;
+    if (v1 && p.row.clientInstanceId === null && p.state.connectionId !== null) p.row.clientInstanceId = uuidToBase64(p.state.connectionId);
+    this.emit(p.row);
+  }
+}
+
+/** One JSON object per line, keys in a fixed order. */
+export function requestNdjson(row: RequestRow): string {
+  return `${safeJson(row)}\n`;
+}
+
+const COLUMNS: [title: string, width: number][] = [
+  ['Frame', 7],
+  ['Time', 15],
+  ['Client -> Broker', 45],
+  ['API', 28],
+  ['Hdr', 3],
+  ['Corr', 10],
+  ['ClientId', 24],
+  ['Client instance ID', 22],
+  ['Resp', 7],
+  ['Err', 4],
+  ['ms', 9],
+];
+
+function line(cells: string[]): string {
+  return cells
+    .map((c, i) => {
+      const w = COLUMNS[i]![1];
+      const fitted = c.length > w ? `${c.slice(0, w - 1)}…` : c;
+      return i === 0 || i >= 8 ? fitted.padStart(w) : fitted.padEnd(w);
+    })
+    .join('  ')
+    .trimEnd();
+}
+
+/** A streaming table: fixed column widths, so rows print as they come. */
+export function requestTableHeader(): string {
+  return `${line(COLUMNS.map(([t]) => t))}\n`;
+}
+
+export function requestTableRow(row: RequestRow, multipleInputs: boolean): string {
+  return `${line([
+    multipleInputs ? `${row.input + 1}:${row.frame}` : String(row.frame),
+    row.time.slice(11, 26),
+    `${row.client} -> ${row.broker}`,
+    `${row.apiName} v${row.apiVersion}`,
+    row.headerVersion === null ? '?' : `v${row.headerVersion}`,
+    String(row.correlationId),
+    row.clientId === null ? '(null)' : sanitize(row.clientId),
+    row.clientInstanceId ?? '-',
+    row.responseFrame === null ? '-' : String(row.responseFrame),
+    row.errorCode === null ? '-' : String(row.errorCode),
+    row.latencyMs === null ? '-' : row.latencyMs.toFixed(3),
+  ])}\n`;
+}
