@@ -160,6 +160,8 @@ export class CaptureAnalyzer implements KafkaListener {
     if (s.requests === 0) {
       s.firstRequestFrame = r.frame;
       s.firstRequestUs = toMicros(r.tsSec, r.tsNsec);
+      // First and last seen are about Kafka traffic: the first request, the last request or response.
+      s.firstUs = s.firstRequestUs;
     }
     s.requests++;
     s.lastUs = toMicros(r.tsSec, r.tsNsec);

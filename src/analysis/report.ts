@@ -32,7 +32,9 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
   const connections = [...summary.connections].sort(
     (a, b) => a.input - b.input || a.firstFrame - b.firstFrame || a.id - b.id,
   );
-  const instances = groupInstances(connections);
+  // A connection that never sent a request (TLS, or only bytes kcid could not frame) says nothing
+  // about who the client is: it is listed as a connection but belongs to no instance.
+  const instances = groupInstances(connections.filter((c) => c.requests > 0));
   const findings: Finding[] = [...summary.findings];
   for (const instance of instances) {
     for (const rule of REPORT_RULES) {

@@ -18,7 +18,7 @@ import { Progress } from './progress.js';
 import { parseChoice, parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
 
 export interface Io {
-  stdout: { write(s: string): unknown; isTTY?: boolean };
+  stdout: { write(s: string): unknown; isTTY?: boolean; columns?: number };
   stderr: { write(s: string): unknown; isTTY?: boolean };
   env: NodeJS.ProcessEnv;
 }
@@ -92,7 +92,7 @@ async function analyzeCommand(captures: string[], o: CommonOptions & { format: s
   }
   const report = buildReport(summary);
   const out = new Out(io.stdout);
-  out.write(format === 'json' ? renderJson(report) : renderTable(report, makeStyle(wantsColor(io.stdout, io.env))));
+  out.write(format === 'json' ? renderJson(report) : renderTable(report, makeStyle(wantsColor(io.stdout, io.env)), io.stdout.isTTY === true ? (io.stdout.columns ?? 200) : 200));
   out.flush();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
 }

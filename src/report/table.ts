@@ -22,9 +22,10 @@ export function summaryLine(report: Report): string {
   );
 }
 
-function table(head: string[], style: Style): Table.Table {
+function table(head: string[], style: Style, colWidths?: (number | null)[]): Table.Table {
   return new Table({
     head: head.map((h) => style.bold(h)),
+    ...(colWidths === undefined ? {} : { colWidths, wordWrap: true, wrapOnWordBoundary: true }),
     style: { head: [], border: [], compact: true },
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   });
@@ -69,16 +70,23 @@ function findingRow(f: Finding, report: Report, style: Style): string[] {
   ];
 }
 
-export function renderFindings(report: Report, style: Style): string {
+/** The message column takes what the terminal width leaves, so long messages wrap instead of the table. */
+export function renderFindings(report: Report, style: Style, width: number): string {
   if (report.findings.length === 0) return 'No findings.';
-  const t = table(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr', 'Message'], style);
-  for (const f of report.findings) t.push(findingRow(f, report, style));
+  const rows = report.findings.map((f) => findingRow(f, report, style));
+  const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+  const fixed = [0, 1, 2, 3, 4, 5].map((i) => Math.max(...rows.map((r) => plain(r[i]!).length), ['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr'][i]!.length) + 2);
+  const used = fixed.reduce((a, b) => a + b, 0) + 8; // borders
+  const message = Math.max(30, Math.min(width - used, Math.max(...rows.map((r) => r[6]!.length)) + 2));
+  const t = table(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr', 'Message'], style, [...fixed, message]);
+  for (const r of rows) t.push(r);
   return t.toString();
 }
 
-export function renderTable(report: Report, style: Style): string {
+/** `width`: the terminal's columns (a fixed 200 when not a terminal, so files and CI logs are stable). */
+export function renderTable(report: Report, style: Style, width = 200): string {
   const parts = [summaryLine(report)];
   for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(`note: ${input.file}: ${sanitize(note)}`));
-  parts.push('', style.bold('Client instances'), renderInstances(report, style), '', style.bold('Findings'), renderFindings(report, style));
+  parts.push('', style.bold('Client instances'), renderInstances(report, style), '', style.bold('Findings'), renderFindings(report, style, width));
   return `${parts.join('\n')}\n`;
 }

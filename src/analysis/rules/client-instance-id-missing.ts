@@ -15,7 +15,9 @@ export const clientInstanceIdMissing: ConnectionRule = {
     'KIP-1313: "The ID is introduced as a tagged field in the RPC request header, so it is present on all ' +
     'RPCs which use the v2 request header, which is almost all of the current versions of the RPCs."',
   onRequest(s, r, report) {
-    if (s.sawTag0 && r.header.headerVersion === 2 && r.header.clientInstanceId === null) {
+    // A tag 0 of the wrong size is malformed-request-header's finding, not a missing ID.
+    const malformedTag0 = r.header.problems.some((p) => p.code === 'tag0-size');
+    if (s.sawTag0 && r.header.headerVersion === 2 && r.header.clientInstanceId === null && !malformedTag0) {
       report({ message: 'request header v2 without ClientInstanceId (tag 0) on a connection that sent it before' });
     }
   },

@@ -1,0 +1,276 @@
+/**
+ * The command line: exit codes, one-line errors, formats, stdin and gzip, colour. Most cases call
+ * run() in-process with a fake Io; a few spawn bin/kcid to check the real process (stdin, exit code).
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { run, type Io } from '../src/cli/main.js';
+import { tmpDir, tmpFile } from './builder/capture.js';
+import { MIX_IDS } from './fixtures/kip1313-mix.js';
+
+const MIX = 'fixtures/kip1313-mix.pcapng';
+const KCAT = 'fixtures/kcat-mock-produce.pcap';
+const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function kcid(args: string[], o: { tty?: boolean; env?: NodeJS.ProcessEnv; columns?: number } = {}): Promise<Result> {
+  let stdout = '';
+  let stderr = '';
+  const io: Io = {
+    stdout: { write: (s: string) => (stdout += s), isTTY: o.tty ?? false, columns: o.columns ?? 200 },
+    stderr: { write: (s: string) => (stderr += s), isTTY: false },
+    env: o.env ?? {},
+  };
+  const code = await run(args, io);
+  return { code, stdout, stderr };
+}
+
+function spawnKcid(args: string[], input?: Buffer): Result {
+  const r = spawnSync(process.execPath, ['bin/kcid', ...args], { input, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 });
+  return { code: r.status ?? -1, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+describe('commander conventions', () => {
+  it('--version prints the package version', async () => {
+    expect(await kcid(['--version'])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('--help lists the commands and exits 0', async () => {
+    const r = await kcid(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: kcid [options] [command]');
+    for (const cmd of ['analyze', 'requests', 'rules']) expect(r.stdout).toContain(`  ${cmd} `);
+  });
+
+  it.each([
+    [['frobnicate'], "kcid: unknown command 'frobnicate'\n"],
+    [['analyze'], "kcid: missing required argument 'captures'\n"],
+    [['analyze', MIX, '--format', 'xml'], "kcid: option '-f, --format <format>' argument 'xml' is invalid. Allowed choices are table, json.\n"],
+    [['analyze', MIX, '--fail-on', 'fatal'], "kcid: option '--fail-on <severity>' argument 'fatal' is invalid. Allowed choices are error, warning, info, none.\n"],
+    [['analyze', MIX, '--port', '9092,70000'], "kcid: invalid port '70000' in --port (expected numbers from 1 to 65535, separated by commas)\n"],
+    [['analyze', MIX, '--max-frame-bytes', 'lots'], "kcid: invalid size 'lots' for --max-frame-bytes (e.g. 104857600, 100MiB, 64KiB)\n"],
+    [['rules', 'no-such-rule'], "kcid: unknown rule 'no-such-rule' (see 'kcid rules' for the list)\n"],
+  ])('usage error %j exits 2 with one line', async (args, message) => {
+    const r = await kcid(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0] + '\n').toBe(message);
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('bad inputs: one line on stderr, exit 2', () => {
+  const dir = tmpDir();
+  it.each([
+    ['a missing file', `${dir}/nope.pcap`, `kcid: ${dir}/nope.pcap: no such file\n`],
+    ['a directory', dir, `kcid: ${dir}: is a directory\n`],
+    ['an empty file', tmpFile('empty.pcap', ''), null],
+    ['a text file', tmpFile('notes.pcap', '<!DOCTYPE html><html></html>\n'), null],
+    ['a truncated pcap header', tmpFile('short.pcap', Buffer.from('d4c3b2a1020004000000000000000000', 'hex')), null],
+  ])('%s', async (_what, file, exact) => {
+    const r = await kcid(['analyze', file]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.endsWith('\n') && r.stderr.split('\n').length).toBe(2);
+    expect(r.stderr.startsWith(`kcid: ${file}: `)).toBe(true);
+    if (exact !== null) expect(r.stderr).toBe(exact);
+  });
+
+  it('names what is wrong', async () => {
+    expect((await kcid(['analyze', tmpFile('empty.pcap', '')])).stderr).toMatch(/: empty file\n$/);
+    expect((await kcid(['analyze', tmpFile('t.pcap', '<!DOCTYPE html>\n')])).stderr).toMatch(/: not a pcap or pcapng file/);
+    expect((await kcid(['analyze', tmpFile('h.pcap', Buffer.from('d4c3b2a1020004000000000000000000', 'hex'))])).stderr).toMatch(/truncated/);
+  });
+});
+
+describe('kcid analyze', () => {
+  it('exits 1 when a finding reaches --fail-on, 0 otherwise', async () => {
+    expect((await kcid(['analyze', MIX])).code).toBe(1);
+    expect((await kcid(['analyze', MIX, '--fail-on', 'none'])).code).toBe(0);
+    expect((await kcid(['analyze', KCAT])).code).toBe(0);
+    expect((await kcid(['analyze', KCAT, '--fail-on', 'info'])).code).toBe(0);
+  });
+
+  it('writes the JSON document with its keys in order', async () => {
+    const r = await kcid(['analyze', MIX, '--format', 'json']);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(Object.keys(doc)).toEqual(['version', 'inputs', 'summary', 'instances', 'connections', 'findings']);
+    expect(doc.version).toBe(1);
+    expect(doc.inputs).toEqual([{ file: MIX, format: 'pcapng', packets: 116, bytes: 13632, kafkaPorts: [9092], notes: [] }]);
+    expect(doc.summary).toEqual({ connections: 11, requests: 27, responses: 25, instances: 8, findings: { error: 11, warning: 3, info: 2 } });
+    const instances = doc.instances as Record<string, unknown>[];
+    expect(instances[0]).toEqual({
+      clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ',
+      clientInstanceIdHex: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+      source: 'header',
+      clientIds: ['orders-service'],
+      software: [{ name: 'apache-kafka-java', version: '4.3.0' }],
+      clientAddresses: ['10.2.0.21'],
+      brokers: ['10.1.0.11:9092', '10.1.0.12:9092'],
+      connections: 2,
+      requests: 7,
+      apis: { Produce: 2, Metadata: 1, ApiVersions: 2, GetTelemetrySubscriptions: 1, PushTelemetry: 1 },
+      firstSeen: '2025-12-01T00:00:00.000300Z',
+      lastSeen: '2025-12-01T00:00:00.008600Z',
+    });
+    expect(Object.keys(instances[0]!)).toEqual([
+      'clientInstanceId', 'clientInstanceIdHex', 'source', 'clientIds', 'software', 'clientAddresses', 'brokers', 'connections', 'requests', 'apis', 'firstSeen', 'lastSeen',
+    ]);
+    expect(instances[2]).toMatchObject({ clientInstanceId: 'XE0-LxoLTJ2Of2pbTD0uHw', source: 'telemetry', clientIds: ['legacy-billing'] });
+    const connections = doc.connections as Record<string, unknown>[];
+    expect(connections[0]).toEqual({ client: '10.2.0.21:40001', broker: '10.1.0.11:9092', clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ', startSeen: true, requests: 4, gaps: 0, input: 0 });
+    const findings = doc.findings as Record<string, unknown>[];
+    expect(findings[0]).toEqual({
+      rule: 'client-id-after-first',
+      severity: 'error',
+      message: 'ClientId "payments-api" sent on a request other than the first of the connection',
+      frame: 42,
+      time: '2025-12-01T00:00:00.004100Z',
+      client: '10.2.0.24:43001',
+      broker: '10.1.0.12:9092',
+      apiKey: 3,
+      apiName: 'Metadata',
+      apiVersion: 12,
+      correlationId: 2,
+      clientInstanceId: Buffer.from(MIX_IDS.payments).toString('base64url'),
+      input: 0,
+    });
+    expect(findings.map((f) => f.rule)).toEqual([
+      'client-id-after-first',
+      'client-id-after-first',
+      'telemetry-zero-id-with-header',
+      'broker-accepted-invalid',
+      'broker-assigned-instance-id',
+      'telemetry-id-mismatch',
+      'member-id-mismatch',
+      'instance-id-multiple-client-ids',
+      'instance-id-multiple-hosts',
+      'zero-client-instance-id',
+      'telemetry-v1-without-instance-id',
+      'client-instance-id-changed',
+      'client-instance-id-missing',
+      'malformed-request-header',
+      'tls-on-kafka-port',
+      'capture-gap',
+    ]);
+  });
+
+  it('gives byte-identical JSON on every run', async () => {
+    const a = await kcid(['analyze', MIX, '--format', 'json']);
+    const b = await kcid(['analyze', MIX, '--format', 'json']);
+    expect(a.stdout).toBe(b.stdout);
+  });
+
+  it('reads gzip whatever the file is called, and stdin as -', async () => {
+    const plain = await kcid(['analyze', MIX, '--format', 'json']);
+    const gz = tmpFile('capture.pcap', gzipSync(readFileSync(MIX)));
+    const fromGzip = await kcid(['analyze', gz, '--format', 'json']);
+    const strip = (s: string) => {
+      const d = JSON.parse(s) as { inputs: unknown[] };
+      d.inputs = [];
+      return d;
+    };
+    expect(strip(fromGzip.stdout)).toEqual(strip(plain.stdout));
+    expect((JSON.parse(fromGzip.stdout) as { inputs: { format: string }[] }).inputs[0]!.format).toBe('pcapng+gzip');
+    const stdin = spawnKcid(['analyze', '-', '--format', 'json'], readFileSync(MIX));
+    expect(stdin.code).toBe(1);
+    expect(strip(stdin.stdout)).toEqual(strip(plain.stdout));
+    expect((JSON.parse(stdin.stdout) as { inputs: { file: string }[] }).inputs[0]!.file).toBe('-');
+  });
+
+  it('analyses a capture cut off mid-packet up to there and says so', async () => {
+    const bytes = readFileSync(MIX);
+    const cut = tmpFile('cut.pcapng', bytes.subarray(0, bytes.length - 50));
+    const r = await kcid(['analyze', cut, '--format', 'json']);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as { findings: { rule: string; frame: number }[]; inputs: { packets: number }[] };
+    expect(doc.inputs[0]!.packets).toBe(115);
+    expect(doc.findings.at(-1)).toMatchObject({ rule: 'capture-truncated', frame: 116 });
+  });
+
+  it('prints the table: summary line, instances, findings; colour only on a TTY without NO_COLOR', async () => {
+    const r = await kcid(['analyze', MIX]);
+    expect(r.stdout.split('\n')[0]).toBe(
+      '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 8 client instances: 11 errors, 3 warnings, 2 notes',
+    );
+    expect(r.stdout).not.toMatch(/\x1b\[/);
+    expect((await kcid(['analyze', MIX], { tty: true, env: { NO_COLOR: '1' } })).stdout).not.toMatch(/\x1b\[/);
+    expect((await kcid(['analyze', MIX], { tty: true, env: {} })).stdout).toMatch(/\x1b\[31m\x1b\[1merror/);
+  });
+
+  it('merges several captures into one report', async () => {
+    const r = await kcid(['analyze', KCAT, MIX, '--format', 'json']);
+    const doc = JSON.parse(r.stdout) as { inputs: { file: string }[]; summary: { connections: number } };
+    expect(doc.inputs.map((i) => i.file)).toEqual([KCAT, MIX]);
+    expect(doc.summary.connections).toBe(14);
+  });
+});
+
+describe('kcid requests', () => {
+  it('writes one JSON line per request, in capture order, with the answering frame', async () => {
+    const r = await kcid(['requests', MIX, '--format', 'ndjson']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toHaveLength(27);
+    expect(lines[0]).toEqual({
+      frame: 4,
+      time: '2025-12-01T00:00:00.000300Z',
+      client: '10.2.0.21:40001',
+      broker: '10.1.0.11:9092',
+      apiKey: 18,
+      apiName: 'ApiVersions',
+      apiVersion: 4,
+      headerVersion: 2,
+      correlationId: 1,
+      clientId: 'orders-service',
+      clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ',
+      otherTags: [],
+      responseFrame: 5,
+      errorCode: 0,
+      latencyMs: 0.1,
+      input: 0,
+    });
+    expect(lines.map((l) => l.frame)).toEqual([...lines.map((l) => l.frame as number)].sort((a, b) => a - b));
+  });
+
+  it('prints a readable table by default', async () => {
+    const r = await kcid(['requests', KCAT]);
+    const rows = r.stdout.trimEnd().split('\n');
+    expect(rows[0]).toMatch(/^ {2}Frame {2}Time {13}Client -> Broker/);
+    expect(rows).toHaveLength(13);
+  });
+});
+
+describe('kcid rules', () => {
+  it('lists every rule with its severity and explains one', async () => {
+    const list = await kcid(['rules']);
+    expect(list.stdout.trimEnd().split('\n')).toHaveLength(18);
+    expect(list.stdout).toMatch(/^zero-client-instance-id +error +A request header carries the zero UUID/);
+    const one = await kcid(['rules', 'member-id-mismatch']);
+    expect(one.stdout).toContain('member-id-mismatch (warning)');
+    expect(one.stdout).toContain('Spec: KIP-1313: "the client SHOULD use the same UUID');
+  });
+});
+
+describe('the real process', () => {
+  it('exits with the code run() returns and prints no stack on bad input', () => {
+    const r = spawnKcid(['analyze', 'fixtures/README.md']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^kcid: fixtures\/README\.md: not a pcap or pcapng file/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a closed pipe is not an error', () => {
+    const big = tmpFile('x', '');
+    writeFileSync(big, readFileSync(MIX));
+    const r = spawnSync('sh', ['-c', `node bin/kcid requests ${big} --format ndjson | head -c 10 > /dev/null`]);
+    expect(r.status).toBe(0);
+  });
+});
