@@ -30,4 +30,8 @@ describe('fixtures/kip1313-mix.pcapng', () => {
     checkGolden('kip1313-mix.table.txt', renderTable(report, makeStyle(false)));
     checkGolden('kip1313-mix.json', renderJson(report));
   });
+
+  it('is what the README shows as the output of its first command', () => {
+    expect(readFileSync(new URL('../README.md', import.meta.url), 'utf8')).toContain(readFileSync(golden('kip1313-mix.table.txt'), 'utf8'));
+  });
 });
