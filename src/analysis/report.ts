@@ -26,6 +26,8 @@ export interface Report {
     instances: number;
     findings: Record<Severity, number>;
   };
+  /** Findings left out because a baseline recorded them (set by applyBaseline, absent without a baseline). */
+  suppressed?: number;
 }
 
 export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): Report {

@@ -44,6 +44,7 @@ export function reportJson(report: Report): Record<string, unknown> {
       responses: report.counts.responses,
       instances: report.counts.instances,
       findings: { ...report.counts.findings },
+      ...(report.suppressed === undefined ? {} : { suppressed: report.suppressed }),
     },
     instances: report.instances.map((inst) => ({
       clientInstanceId: inst.clientInstanceId,

@@ -18,7 +18,8 @@ export function summaryLine(report: Report): string {
     `${plural(report.counts.connections, 'Kafka connection')}` +
     (ports.length > 0 ? ` (${ports.length === 1 ? 'port' : 'ports'} ${ports.join(', ')})` : '') +
     `, ${plural(report.counts.requests, 'request')}, ${plural(report.counts.instances, 'client instance')}: ` +
-    `${plural(f.error, 'error')}, ${plural(f.warning, 'warning')}, ${plural(f.info, 'note')}`
+    `${plural(f.error, 'error')}, ${plural(f.warning, 'warning')}, ${plural(f.info, 'note')}` +
+    (report.suppressed ? `, ${report.suppressed.toLocaleString('en-US')} suppressed by the baseline` : '')
   );
 }
 

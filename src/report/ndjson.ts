@@ -1,0 +1,17 @@
+/**
+ * `kcid analyze --format ndjson`: one finding per line, each the JSON object of --format json's
+ * "findings" array, for `jq -c`, log shippers and line-by-line consumers. No findings, no lines.
+ */
+import type { Report } from '../analysis/report.js';
+import type { Finding } from '../analysis/types.js';
+import { findingJson } from './json.js';
+import { safeJson } from './json-text.js';
+
+/** One line, newline included. safeJson writes no raw line breaks, so a line is always one finding. */
+export function findingNdjson(f: Finding): string {
+  return `${safeJson(findingJson(f))}\n`;
+}
+
+export function renderFindingsNdjson(report: Report): string {
+  return report.findings.map(findingNdjson).join('');
+}

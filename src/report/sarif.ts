@@ -1,0 +1,102 @@
+/**
+ * `kcid analyze --format sarif`: SARIF 2.1.0 (OASIS), for code-scanning dashboards. One run; the
+ * driver lists every rule (summary, explanation, spec text, default level); each finding is a
+ * result at its capture file.
+ *
+ * SARIF locates results in files by line or by byte; a capture has neither lines nor (in kcid's
+ * findings) byte offsets, but it has frame numbers, which is what Wireshark's "Go to packet" takes.
+ * So a finding's frame is its region's startLine: viewers then show "capture.pcapng:42", read as
+ * frame 42. The same number, with the rest of the finding (client, broker, API, correlation ID,
+ * client instance ID), is in the result's properties for tools that read them. Findings about a
+ * whole capture have no region. Standard input has no URI: its location only has a description.
+ *
+ * partialFingerprints carries the baseline fingerprint (src/analysis/baseline.ts), which does not
+ * change with frame numbers, so a dashboard tracks one finding across runs. With a baseline,
+ * every result is baselineState "new" and run.properties.suppressed counts the others.
+ * Byte-stable: no times, paths as given.
+ */
+import { isAbsolute, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Fingerprinter } from '../analysis/baseline.js';
+import type { Report } from '../analysis/report.js';
+import { RULES } from '../analysis/rules/index.js';
+import type { Severity } from '../analysis/types.js';
+import { apiName } from '../kafka/apis.js';
+import { safeJson } from './json-text.js';
+import { isoMicros } from './time.js';
+
+export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
+
+/** SARIF §3.27.10: error, warning, note. */
+const LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', info: 'note' };
+
+/** A path as a URI reference (RFC 3986): relative paths stay relative, absolute ones become file: URIs. */
+export function fileUri(path: string): string {
+  const wellFormed = path.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+  // The WHATWG URL encoder leaves some characters RFC 3986 does not allow in a path (| [ ] ^ ...).
+  if (isAbsolute(wellFormed)) return pathToFileURL(wellFormed).href.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/g, encodeURIComponent);
+  return wellFormed.split(sep === '\\' ? /[\\/]/ : '/').map(encodeURIComponent).join('/');
+}
+
+/** `index` points into run.artifacts; the artifacts themselves are listed without one. */
+function artifactLocation(file: string, index: number | null): Record<string, unknown> {
+  const where = file === '-' ? { description: { text: 'standard input' } } : { uri: fileUri(file) };
+  return index === null ? where : { ...where, index };
+}
+
+/** `informationUri`: where kcid is documented, when it has a public home. */
+export function renderSarif(report: Report, toolVersion: string, informationUri?: string): string {
+  const ruleIndex = new Map(RULES.map((r, i) => [r.id, i]));
+  const fp = new Fingerprinter(report);
+  const baseline = report.suppressed !== undefined;
+  const results = report.findings.map((f) => {
+    const index = ruleIndex.get(f.rule);
+    const physicalLocation: Record<string, unknown> = { artifactLocation: artifactLocation(report.inputs[f.input]?.file ?? '-', f.input) };
+    if (f.frame !== null) physicalLocation.region = { startLine: f.frame };
+    return {
+      ruleId: f.rule,
+      ...(index === undefined ? {} : { ruleIndex: index }),
+      level: LEVEL[f.severity],
+      message: { text: f.message },
+      locations: [{ physicalLocation }],
+      partialFingerprints: { 'kcid/v1': fp.fingerprint(f) },
+      ...(baseline ? { baselineState: 'new' } : {}),
+      properties: {
+        frame: f.frame,
+        time: f.timeUs === null ? null : isoMicros(f.timeUs),
+        client: f.client,
+        broker: f.broker,
+        apiKey: f.apiKey,
+        apiName: f.apiKey === null ? null : apiName(f.apiKey),
+        apiVersion: f.apiVersion,
+        correlationId: f.correlationId,
+        clientInstanceId: f.clientInstanceId,
+      },
+    };
+  });
+  const driver = {
+    name: 'kcid',
+    version: toolVersion,
+    ...(informationUri === undefined ? {} : { informationUri }),
+    rules: RULES.map((r) => ({
+      id: r.id,
+      shortDescription: { text: r.summary },
+      fullDescription: { text: r.explanation },
+      help: { text: r.spec },
+      defaultConfiguration: { level: LEVEL[r.severity] },
+    })),
+  };
+  const log = {
+    $schema: SARIF_SCHEMA,
+    version: '2.1.0',
+    runs: [
+      {
+        tool: { driver },
+        artifacts: report.inputs.map((i) => ({ location: artifactLocation(i.file, null) })),
+        results,
+        ...(baseline ? { properties: { suppressed: report.suppressed } } : {}),
+      },
+    ],
+  };
+  return `${safeJson(log, 2)}\n`;
+}
