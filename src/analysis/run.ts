@@ -2,7 +2,8 @@
  * One way through: capture → net → tcp → kafka → analysis, for one input. Returns the input's
  * part of the mergeable summary; findings are also streamed to `onFinding` as they are made.
  */
-import { readCapture } from '../capture/read.js';
+import { createReadStream } from 'node:fs';
+import { readCapture, readCaptureStream } from '../capture/read.js';
 import type { PacketRef, PacketSink } from '../capture/types.js';
 import { KafkaStreamFactory } from '../kafka/conversation.js';
 import { decodeTcp } from '../net/decode.js';
@@ -10,6 +11,7 @@ import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import type { ConnectionSummary, Finding, InputSummary } from './types.js';
+import { toMicros } from '../report/time.js';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */
@@ -17,7 +19,25 @@ export interface AnalyzeOptions {
   /** Also detect Kafka on other ports. */
   detect: boolean;
   maxFrameBytes: number;
-  onProgress?: (bytesRead: number, totalBytes: number | null, packets: number) => void;
+  onProgress?: (bytesRead: number, totalBytes: number | null, packets: number, connections: number, findings: number) => void;
+  /** Stop reading at this signal (follow mode's Ctrl-C) and analyse what was read. */
+  signal?: AbortSignal;
+}
+
+/** The chunks of `source` until `signal` fires; then the iteration simply ends. */
+async function* untilAborted(source: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<Buffer> {
+  if (signal.aborted) return;
+  const it = source[Symbol.asyncIterator]();
+  const aborted = new Promise<null>((resolve) => signal.addEventListener('abort', () => resolve(null), { once: true }));
+  while (true) {
+    const next = await Promise.race([it.next(), aborted]);
+    if (next === null || next.done === true) {
+      // A pending read would keep stdin (and the process) alive: close the source outright.
+      (source as { destroy?: () => void }).destroy?.();
+      return;
+    }
+    yield next.value;
+  }
 }
 
 export const DEFAULT_KAFKA_PORT = 9092;
@@ -38,6 +58,7 @@ export async function analyzeInput(
   observer?: RequestObserver,
 ): Promise<InputResult> {
   const findings: Finding[] = [];
+  const clock = { tsSec: 0, tsNsec: 0 };
   const analyzer = new CaptureAnalyzer(
     inputIndex,
     (f) => {
@@ -47,20 +68,34 @@ export async function analyzeInput(
     observer,
   );
   const reassembler = new Reassembler(
-    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes }),
+    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock }),
     { kafkaPorts: opts.kafkaPorts },
   );
   const net = newNetStats();
   const segment = newSegment();
   let packets = 0;
+  let startUs: number | null = null;
   const sink: PacketSink = {
     onPacket(p: PacketRef) {
+      if (packets === 0) {
+        startUs = toMicros(p.tsSec, p.tsNsec);
+        observer?.captureStart?.(startUs);
+      }
       packets++;
+      clock.tsSec = p.tsSec;
+      clock.tsNsec = p.tsNsec;
       if (decodeTcp(p, segment, net)) reassembler.segment(segment);
     },
   };
   const progress = opts.onProgress;
-  const stats = await readCapture(file, sink, progress === undefined ? {} : { onProgress: (read, total) => progress(read, total, packets) });
+  const readOpts =
+    progress === undefined
+      ? {}
+      : { onProgress: (read: number, total: number | null) => progress(read, total, packets, analyzer.connections.length + analyzer.liveConnections, findings.length) };
+  const stats =
+    opts.signal === undefined
+      ? await readCapture(file, sink, readOpts)
+      : await readCaptureStream(file, untilAborted(file === '-' ? process.stdin : createReadStream(file), opts.signal), sink, readOpts);
   reassembler.finish();
 
   let unknownLinkTypePackets = 0;
@@ -104,6 +139,7 @@ export async function analyzeInput(
       truncatedAtFrame: stats.truncatedAtFrame,
       damagedRecords: stats.damagedRecords,
       notes,
+      startUs,
     },
     connections: analyzer.connections.sort((a, b) => a.firstFrame - b.firstFrame || a.id - b.id),
     findings,

@@ -44,6 +44,8 @@ export interface InputSummary {
   truncatedAtFrame: number;
   damagedRecords: number;
   notes: string[];
+  /** Time of the first packet (µs since the epoch), or null for an input without packets. */
+  startUs: number | null;
 }
 
 export interface SoftwareId {

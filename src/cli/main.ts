@@ -6,28 +6,31 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { CaptureError } from '../capture/types.js';
-import { buildReport, reachesThreshold } from '../analysis/report.js';
-import { analyzeInput, DEFAULT_KAFKA_PORT, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
-import type { CaptureSummary, Finding } from '../analysis/types.js';
+import { BaselineError } from '../analysis/baseline.js';
+import { FilterError } from '../analysis/filters.js';
+import { SummaryError } from '../analysis/summary-io.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
-import { renderJson } from '../report/json.js';
-import { RequestRows, requestNdjson, requestTableHeader, requestTableRow } from '../report/requests.js';
-import { makeStyle, wantsColor } from '../report/style.js';
-import { renderTable } from '../report/table.js';
-import { Progress } from './progress.js';
-import { parseChoice, parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
+import { DEFAULT_KAFKA_PORT } from '../analysis/run.js';
+import { analyzeCommand, clientsCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions } from './commands.js';
+import { ConfigError } from './config.js';
+import { UsageError } from './options.js';
+import type { TextStream } from './output.js';
 
 export interface Io {
-  stdout: { write(s: string): unknown; isTTY?: boolean; columns?: number };
-  stderr: { write(s: string): unknown; isTTY?: boolean };
+  stdout: TextStream;
+  stderr: TextStream;
   env: NodeJS.ProcessEnv;
+  /** Current folder (where kcid.config.json is looked for). */
+  cwd?: string;
+  /** Registers a handler for Ctrl-C (follow mode); returns a function that removes it. */
+  onInterrupt?: (handler: () => void) => () => void;
 }
 
-const EXIT_CLEAN = 0;
-const EXIT_FINDINGS = 1;
-const EXIT_ERROR = 2;
+export const EXIT_CLEAN = 0;
+export const EXIT_FINDINGS = 1;
+export const EXIT_ERROR = 2;
 
-function packageVersion(): string {
+export function packageVersion(): string {
   try {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
     return pkg.version ?? '0.0.0';
@@ -36,96 +39,44 @@ function packageVersion(): string {
   }
 }
 
-interface CommonOptions {
-  port?: string;
-  detect: boolean;
-  maxFrameBytes?: string;
-  quiet?: boolean;
-}
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-function analyzeOptions(o: CommonOptions, io: Io, progress: Progress | null): AnalyzeOptions {
-  const opts: AnalyzeOptions = {
-    kafkaPorts: o.port === undefined ? new Set([DEFAULT_KAFKA_PORT]) : parsePorts(o.port),
-    detect: o.detect,
-    maxFrameBytes: o.maxFrameBytes === undefined ? DEFAULT_MAX_FRAME_BYTES : parseSize(o.maxFrameBytes, '--max-frame-bytes'),
-  };
-  if (progress !== null) opts.onProgress = (read, total, packets) => progress.update(read, total, packets);
-  void io;
-  return opts;
-}
-
-function addCommonOptions(cmd: Command): Command {
+/** Options shared by every command that reads captures. */
+function addCaptureOptions(cmd: Command): Command {
   return cmd
     .option('-p, --port <ports>', `Kafka broker ports, comma-separated (default: ${DEFAULT_KAFKA_PORT})`)
     .option('--no-detect', 'do not detect Kafka on other ports from the traffic itself')
     .option('--max-frame-bytes <size>', 'larger frames mean the stream is out of sync (default: 100MiB, socket.request.max.bytes)')
-    .option('-q, --quiet', 'no progress line on stderr');
+    .option('-j, --jobs <n>', 'captures analysed in parallel on worker threads (default: the number of cores)')
+    .option('-q, --quiet', 'no progress line on stderr')
+    .option('--instance <id>', 'only this client instance (base64 or hex UUID, or a unique prefix)')
+    .option('--client-id <clientId>', 'only connections that name this ClientId')
+    .option('--client <host[:port]>', 'only this client address')
+    .option('--broker <host[:port]>', 'only this broker address')
+    .option('--api <apis>', 'only these APIs, e.g. Produce,Fetch (names or keys)')
+    .option('--since <time>', 'only from this time: ISO 8601, or an offset from the capture start such as 90s or 5m')
+    .option('--until <time>', 'only up to this time (same forms as --since)');
 }
 
-/** A buffered writer: many small writes become few large ones. */
-class Out {
-  private buf = '';
-  constructor(private readonly stream: Io['stdout']) {}
-  write(s: string): void {
-    this.buf += s;
-    if (this.buf.length >= 65536) this.flush();
-  }
-  flush(): void {
-    if (this.buf.length > 0) this.stream.write(this.buf);
-    this.buf = '';
-  }
+/** Options shared by the commands that produce a report (analyze, merge). */
+function addReportOptions(cmd: Command, formats: readonly string[]): Command {
+  return cmd
+    .addOption(new Option('-f, --format <format>', 'output format').choices(formats).default('table'))
+    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at least this severe').choices(['error', 'warning', 'info', 'none']).default('error'))
+    .option('--rule <rule=severity>', 'set a rule\'s severity (error, warning, info or off); repeatable', collect)
+    .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+    .option('--baseline <file>', 'report only findings not recorded in this baseline')
+    .option('--write-baseline <file>', "record this run's findings as the baseline")
+    .option('-o, --output <file>', 'write the report to this file instead of stdout');
 }
 
-async function analyzeCommand(captures: string[], o: CommonOptions & { format: string; failOn: string }, io: Io): Promise<number> {
-  const format = parseChoice(o.format, ['table', 'json'] as const, '--format');
-  const failOn: FailOn = parseFailOn(o.failOn);
-  const progress = Progress.forStream(io.stderr, o.quiet === true);
-  const opts = analyzeOptions(o, io, progress);
-  const summary: CaptureSummary = { version: 1, inputs: [], connections: [], findings: [] };
-  for (const [i, file] of captures.entries()) {
-    progress?.start(file);
-    const result = await analyzeInput(file, i, opts);
-    progress?.done();
-    summary.inputs.push(result.input);
-    summary.connections.push(...result.connections);
-    summary.findings.push(...result.findings);
-  }
-  const report = buildReport(summary);
-  const out = new Out(io.stdout);
-  out.write(format === 'json' ? renderJson(report) : renderTable(report, makeStyle(wantsColor(io.stdout, io.env)), io.stdout.isTTY === true ? (io.stdout.columns ?? 200) : 200));
-  out.flush();
-  return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
-}
+/** Options the user set on the command line (not defaults): they win over the config file. */
+const givenOnCli =
+  (cmd: Command) =>
+  (option: string): boolean =>
+    cmd.getOptionValueSource(option) === 'cli';
 
-async function requestsCommand(captures: string[], o: CommonOptions & { format: string }, io: Io): Promise<number> {
-  const format = parseChoice(o.format, ['table', 'ndjson'] as const, '--format');
-  const progress = Progress.forStream(io.stderr, o.quiet === true);
-  const opts = analyzeOptions(o, io, progress);
-  const out = new Out(io.stdout);
-  const multiple = captures.length > 1;
-  if (format === 'table') out.write(requestTableHeader());
-  for (const [i, file] of captures.entries()) {
-    const rows = new RequestRows(i, (row) => out.write(format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple)));
-    progress?.start(file);
-    await analyzeInput(file, i, opts, (_f: Finding) => {}, rows);
-    rows.finish();
-    progress?.done();
-  }
-  out.flush();
-  return EXIT_CLEAN;
-}
-
-function rulesCommand(id: string | undefined, io: Io): number {
-  if (id === undefined) {
-    const width = Math.max(...RULES.map((r) => r.id.length));
-    for (const r of RULES) io.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.summary}\n`);
-    return EXIT_CLEAN;
-  }
-  const r = ruleById(id);
-  if (r === undefined) throw new UsageError(`unknown rule '${id}' (see 'kcid rules' for the list)`);
-  io.stdout.write(`${r.id} (${r.severity})\n\n${r.summary}\n\n${r.explanation}\n\nSpec: ${r.spec}\n`);
-  return EXIT_CLEAN;
-}
+export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'summary-json'] as const;
 
 export async function run(argv: string[], io: Io): Promise<number> {
   let exitCode = EXIT_CLEAN;
@@ -140,26 +91,60 @@ export async function run(argv: string[], io: Io): Promise<number> {
       outputError: (s, write) => write(`kcid: ${s.replace(/^error: /, '')}`),
     });
 
-  addCommonOptions(
-    program
-      .command('analyze')
-      .description('Group Kafka traffic by client instance and report violations of the KIP-1313 rules')
-      .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
-      .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
-      .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at least this severe').choices(['error', 'warning', 'info', 'none']).default('error')),
-  ).action(async (captures: string[], o: CommonOptions & { format: string; failOn: string }) => {
-    exitCode = await analyzeCommand(captures, o, io);
+  addReportOptions(
+    addCaptureOptions(
+      program
+        .command('analyze')
+        .description('Group Kafka traffic by client instance and report violations of the KIP-1313 rules')
+        .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin"),
+    ).option('--follow', "with '-': print each finding as it is found; the summary at end of input or Ctrl-C"),
+    ANALYZE_FORMATS,
+  ).action(async (captures: string[], o: AnalyzeCliOptions, cmd: Command) => {
+    exitCode = await analyzeCommand(captures, o, io, givenOnCli(cmd));
   });
 
-  addCommonOptions(
+  addCaptureOptions(
     program
       .command('requests')
       .description('List every Kafka request with its header fields and the response that answers it')
       .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
-      .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'ndjson']).default('table')),
-  ).action(async (captures: string[], o: CommonOptions & { format: string }) => {
+      .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'ndjson']).default('table'))
+      .option('--follow', "with '-': print each request as soon as it is answered or given up on")
+      .option('-o, --output <file>', 'write to this file instead of stdout'),
+  ).action(async (captures: string[], o: CommonCliOptions & { format: string; follow?: boolean; output?: string }) => {
     exitCode = await requestsCommand(captures, o, io);
   });
+
+  addCaptureOptions(
+    program
+      .command('clients')
+      .description('One row per client instance: IDs, software, addresses, brokers, requests, errors, latency, findings; --instance for one in detail')
+      .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
+      .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
+      .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
+      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+      .option('-o, --output <file>', 'write to this file instead of stdout'),
+  ).action(async (captures: string[], o: CommonCliOptions & { format: string; rule?: string[]; config?: string; output?: string }, cmd: Command) => {
+    exitCode = await clientsCommand(captures, o, io, givenOnCli(cmd));
+  });
+
+  addReportOptions(
+    program
+      .command('merge')
+      .description("Combine partial results ('kcid analyze --format summary-json') into one report")
+      .argument('<summaries...>', 'summary files'),
+    ANALYZE_FORMATS,
+  )
+    .option('--instance <id>', 'only this client instance')
+    .option('--client-id <clientId>', 'only connections that name this ClientId')
+    .option('--client <host[:port]>', 'only this client address')
+    .option('--broker <host[:port]>', 'only this broker address')
+    .option('--api <apis>', 'only these APIs')
+    .option('--since <time>', 'only from this time')
+    .option('--until <time>', 'only up to this time')
+    .action(async (files: string[], o: AnalyzeCliOptions, cmd: Command) => {
+      exitCode = await mergeCommand(files, o, io, givenOnCli(cmd));
+    });
 
   program
     .command('rules')
@@ -174,14 +159,33 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return exitCode;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT_CLEAN : EXIT_ERROR;
-    if (e instanceof CaptureError || e instanceof UsageError) {
-      io.stderr.write(`kcid: ${e.message}\n`);
+    if (
+      e instanceof CaptureError ||
+      e instanceof UsageError ||
+      e instanceof FilterError ||
+      e instanceof SummaryError ||
+      e instanceof ConfigError ||
+      e instanceof BaselineError
+    ) {
+      io.stderr.write(`kcid: ${(e as Error).message}\n`);
       return EXIT_ERROR;
     }
     const message = e instanceof Error ? e.message : String(e);
     io.stderr.write(`kcid: internal error: ${message}${io.env.KCID_DEBUG ? `\n${(e as Error).stack ?? ''}` : ' (set KCID_DEBUG=1 for details)'}\n`);
     return EXIT_ERROR;
   }
+}
+
+function rulesCommand(id: string | undefined, io: Io): number {
+  if (id === undefined) {
+    const width = Math.max(...RULES.map((r) => r.id.length));
+    for (const r of RULES) io.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.summary}\n`);
+    return EXIT_CLEAN;
+  }
+  const r = ruleById(id);
+  if (r === undefined) throw new UsageError(`unknown rule '${id}' (see 'kcid rules' for the list)`);
+  io.stdout.write(`${r.id} (${r.severity})\n\n${r.summary}\n\n${r.explanation}\n\nSpec: ${r.spec}\n`);
+  return EXIT_CLEAN;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -192,5 +196,14 @@ export async function main(argv: string[]): Promise<number> {
       throw e;
     });
   }
-  return run(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+  return run(argv, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    onInterrupt: (handler) => {
+      process.on('SIGINT', handler);
+      return () => process.off('SIGINT', handler);
+    },
+  });
 }

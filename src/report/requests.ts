@@ -53,8 +53,11 @@ export class RequestRows implements RequestObserver {
 
   constructor(
     private readonly input: number,
-    private readonly emit: (row: RequestRow) => void,
+    private readonly emit: (row: RequestRow, s: ConnState, us: number) => void,
   ) {}
+
+  /** Set by a command that needs the capture's start time (filters with offsets). */
+  captureStart?: (us: number) => void;
 
   request(s: ConnState, r: KafkaRequest): void {
     const us = toMicros(r.tsSec, r.tsNsec);
@@ -134,7 +137,7 @@ export class RequestRows implements RequestObserver {
     // Requests with a v1 header belong to the connection's ID (KIP-1313's connection context).
     const v1 = p.row.headerVersion !== null && p.row.headerVersion < 2;
     if (v1 && p.row.clientInstanceId === null && p.state.connectionId !== null) p.row.clientInstanceId = uuidToBase64(p.state.connectionId);
-    this.emit(p.row);
+    this.emit(p.row, p.state, p.us);
   }
 }
 

@@ -1,0 +1,56 @@
+/**
+ * The mergeable partial result (`kcid analyze --format summary-json`) and `kcid merge`: partial
+ * results from captures analysed anywhere (one per broker, one per batch task) combine into the
+ * same report as analysing all the captures at once.
+ */
+import { safeJson } from '../report/json-text.js';
+import type { CaptureSummary } from './types.js';
+
+export const SUMMARY_KIND = 'kcid-summary';
+
+export class SummaryError extends Error {
+  override readonly name = 'SummaryError';
+}
+
+export function renderSummaryJson(summary: CaptureSummary): string {
+  return `${safeJson({ kind: SUMMARY_KIND, ...summary })}\n`;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Parses one partial result; a file that is not one is a one-line error naming it. */
+export function parseSummary(text: string, file: string): CaptureSummary {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new SummaryError(`${file}: not JSON (${(e as Error).message})`);
+  }
+  if (!isObject(doc) || doc.kind !== SUMMARY_KIND) {
+    throw new SummaryError(`${file}: not a kcid summary (make one with 'kcid analyze --format summary-json')`);
+  }
+  if (doc.version !== 1) throw new SummaryError(`${file}: summary version ${String(doc.version)} is not supported (expected 1)`);
+  for (const key of ['inputs', 'connections', 'findings'] as const) {
+    if (!Array.isArray(doc[key]) || !(doc[key] as unknown[]).every(isObject)) throw new SummaryError(`${file}: '${key}' must be an array of objects`);
+  }
+  const inputs = doc.inputs as Record<string, unknown>[];
+  const inRange = (o: Record<string, unknown>) => Number.isInteger(o.input) && (o.input as number) >= 0 && (o.input as number) < inputs.length;
+  if (!(doc.connections as Record<string, unknown>[]).every(inRange) || !(doc.findings as Record<string, unknown>[]).every(inRange)) {
+    throw new SummaryError(`${file}: an 'input' index points past its inputs`);
+  }
+  return { version: 1, inputs: doc.inputs, connections: doc.connections, findings: doc.findings } as unknown as CaptureSummary;
+}
+
+/** Concatenates partial results, renumbering each part's inputs after the ones before it. */
+export function mergeSummaries(parts: readonly CaptureSummary[]): CaptureSummary {
+  const merged: CaptureSummary = { version: 1, inputs: [], connections: [], findings: [] };
+  for (const part of parts) {
+    const offset = merged.inputs.length;
+    merged.inputs.push(...part.inputs);
+    for (const c of part.connections) merged.connections.push({ ...c, input: c.input + offset });
+    for (const f of part.findings) merged.findings.push({ ...f, input: f.input + offset });
+  }
+  return merged;
+}

@@ -1,0 +1,347 @@
+/**
+ * The commands behind the options: analyze, requests, clients, merge. Each parses its options
+ * with pure functions, runs the stages, renders, and returns the exit code.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { applyBaseline, parseBaseline, writeBaseline } from '../analysis/baseline.js';
+import {
+  filterReport,
+  hasFilters,
+  parseApis,
+  parseEndpointPattern,
+  parseTimeBound,
+  resolveInstance,
+  rowPredicate,
+  type Filters,
+} from '../analysis/filters.js';
+import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
+import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
+import { REPORT_RULES } from '../analysis/rules/index.js';
+import { analyzeInput, DEFAULT_KAFKA_PORT, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
+import { mergeSummaries, parseSummary, renderSummaryJson, SummaryError } from '../analysis/summary-io.js';
+import type { CaptureSummary, Finding } from '../analysis/types.js';
+import { renderClientDetail, renderClientsJson, renderClientsTable } from '../report/clients.js';
+import { findingJson, renderJson } from '../report/json.js';
+import { safeJson } from '../report/json-text.js';
+import { renderJunit } from '../report/junit.js';
+import { renderMarkdown } from '../report/markdown.js';
+import { renderFindingsNdjson } from '../report/ndjson.js';
+import { RequestRows, requestNdjson, requestTableHeader, requestTableRow, type RequestRow } from '../report/requests.js';
+import { renderSarif } from '../report/sarif.js';
+import { makeStyle, wantsColor, type Style } from '../report/style.js';
+import { renderInstances, renderTable, summaryLine } from '../report/table.js';
+import { apiLabel } from '../kafka/messages.js';
+import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
+import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './main.js';
+import { parseFailOn, parsePorts, parseSize, UsageError } from './options.js';
+import { Out } from './output.js';
+import { Progress } from './progress.js';
+
+export interface CommonCliOptions {
+  port?: string;
+  detect: boolean;
+  maxFrameBytes?: string;
+  jobs?: string;
+  quiet?: boolean;
+  instance?: string;
+  clientId?: string;
+  client?: string;
+  broker?: string;
+  api?: string;
+  since?: string;
+  until?: string;
+}
+
+export interface AnalyzeCliOptions extends CommonCliOptions {
+  format: string;
+  failOn: string;
+  rule?: string[];
+  config?: string;
+  baseline?: string;
+  writeBaseline?: string;
+  output?: string;
+  follow?: boolean;
+}
+
+function parseJobs(text: string | undefined): number {
+  if (text === undefined) return defaultJobs();
+  if (!/^\d{1,3}$/.test(text) || Number(text) < 1) throw new UsageError(`invalid --jobs '${text}' (expected a whole number from 1)`);
+  return Number(text);
+}
+
+function captureOptions(o: CommonCliOptions, progress: Progress | null): AnalyzeOptions {
+  const opts: AnalyzeOptions = {
+    kafkaPorts: o.port === undefined ? new Set([DEFAULT_KAFKA_PORT]) : parsePorts(o.port),
+    detect: o.detect,
+    maxFrameBytes: o.maxFrameBytes === undefined ? DEFAULT_MAX_FRAME_BYTES : parseSize(o.maxFrameBytes, '--max-frame-bytes'),
+  };
+  if (progress !== null) opts.onProgress = (read, total, packets, connections, findings) => progress.update(read, total, packets, connections, findings);
+  return opts;
+}
+
+export function parseFilters(o: Partial<CommonCliOptions>): Filters {
+  const f: Filters = {};
+  if (o.instance !== undefined) f.instance = o.instance;
+  if (o.clientId !== undefined) f.clientId = o.clientId;
+  if (o.client !== undefined) f.client = parseEndpointPattern(o.client, '--client');
+  if (o.broker !== undefined) f.broker = parseEndpointPattern(o.broker, '--broker');
+  if (o.api !== undefined) f.apis = parseApis(o.api);
+  if (o.since !== undefined) f.since = parseTimeBound(o.since, '--since');
+  if (o.until !== undefined) f.until = parseTimeBound(o.until, '--until');
+  return f;
+}
+
+/** Was this option given on the command line (rather than left at its default)? */
+export type GivenOnCli = (option: 'failOn' | 'port' | 'maxFrameBytes') => boolean;
+
+/**
+ * kcid.config.json (or --config): its failOn, port and maxFrameBytes apply where the command
+ * line did not set them; its rule severities are returned for severities() to merge.
+ */
+function applyConfig<T extends { config?: string; failOn?: string; port?: string; maxFrameBytes?: string }>(o: T, given: GivenOnCli, io: Io): Config {
+  const config = loadConfig(o.config ?? null, io.cwd ?? process.cwd());
+  if (config.failOn !== undefined && !given('failOn')) o.failOn = config.failOn;
+  if (config.port !== undefined && !given('port')) o.port = config.port.join(',');
+  if (config.maxFrameBytes !== undefined && !given('maxFrameBytes')) o.maxFrameBytes = String(config.maxFrameBytes);
+  return config;
+}
+
+/** Rule severities: the config file's, then --rule settings on top. */
+function severities(config: Config, o: { rule?: string[] }): Map<string, SeveritySetting> {
+  return mergeSeverities(config, (o.rule ?? []).map(parseRuleSetting));
+}
+
+function styleFor(out: Out, io: Io): Style {
+  return makeStyle(out.isTTY && wantsColor({ isTTY: true }, io.env));
+}
+
+/** From merged summary to the report shown: severities, baseline, filters. */
+function reportFrom(summary: CaptureSummary, o: AnalyzeCliOptions, config: Config): Report {
+  let report = buildReport(summary, { severities: severities(config, o) });
+  if (o.writeBaseline !== undefined) {
+    try {
+      writeFileSync(o.writeBaseline, writeBaseline(report));
+    } catch (e) {
+      throw new UsageError(`cannot write --write-baseline ${o.writeBaseline}: ${(e as Error).message}`);
+    }
+  }
+  if (o.baseline !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(o.baseline, 'utf8');
+    } catch (e) {
+      throw new UsageError(`cannot read --baseline ${o.baseline}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    }
+    report = applyBaseline(report, parseBaseline(text, o.baseline)).report;
+  }
+  return filterReport(report, parseFilters(o));
+}
+
+function render(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, out: Out, io: Io): string {
+  const format = o.format;
+  switch (format) {
+    case 'json':
+      return renderJson(report);
+    case 'ndjson':
+      return renderFindingsNdjson(report);
+    case 'junit':
+      return renderJunit(report);
+    case 'sarif':
+      return renderSarif(report, packageVersion());
+    case 'markdown':
+      return renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
+    case 'summary-json':
+      return renderSummaryJson(summary);
+    default:
+      return renderTable(report, styleFor(out, io), out.isTTY ? (out.columns ?? 200) : 200);
+  }
+}
+
+export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, io: Io, given: GivenOnCli): Promise<number> {
+  const config = applyConfig(o, given, io);
+  const failOn = parseFailOn(o.failOn);
+  if (o.follow === true) return followAnalyze(captures, o, io, config);
+  const progress = Progress.forStream(io.stderr, o.quiet === true);
+  const opts = captureOptions(o, progress);
+  parseFilters(o); // fail on a bad filter before reading anything
+  progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
+  const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
+  progress?.done();
+  const out = new Out(io.stdout, o.output);
+  const report = reportFrom(summary, o, config);
+  out.write(render(report, summary, o, out, io));
+  out.close();
+  return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
+}
+
+export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io, given: GivenOnCli): Promise<number> {
+  const config = applyConfig(o, given, io);
+  const failOn = parseFailOn(o.failOn);
+  const parts = files.map((file) => {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new SummaryError(`${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${(e as Error).message}`}`);
+    }
+    return parseSummary(text, file);
+  });
+  const summary = mergeSummaries(parts);
+  const out = new Out(io.stdout, o.output);
+  const report = reportFrom(summary, o, config);
+  out.write(render(report, summary, o, out, io));
+  out.close();
+  return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
+}
+
+/** One finding as one line, for follow mode's table format. */
+function findingLine(f: Finding, style: Style): string {
+  const api = f.apiKey === null ? '' : `  ${apiLabel(f.apiKey, f.apiVersion ?? 0)} corr ${f.correlationId}`;
+  const where = f.client === null ? '' : `  ${f.client} -> ${f.broker}`;
+  return `${style.severity(f.severity)}  ${f.rule}  frame ${f.frame ?? '-'}${where}${api}  ${f.message}\n`;
+}
+
+/**
+ * `tcpdump -U -w - port 9092 | kcid analyze - --follow`: findings are printed as they are found
+ * (one line each; one JSON object each with --format ndjson), then, at the end of input or on
+ * Ctrl-C, the findings only the whole capture can show and the summary.
+ */
+async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, config: Config): Promise<number> {
+  if (captures.length !== 1) throw new UsageError('--follow reads one input (use - for stdin)');
+  if (o.format !== 'table' && o.format !== 'ndjson') throw new UsageError(`--follow writes table or ndjson, not ${o.format}`);
+  const failOn = parseFailOn(o.failOn);
+  const settings = severities(config, o);
+  const filters = parseFilters(o);
+  const out = new Out(io.stdout, o.output, true);
+  const style = styleFor(out, io);
+  const controller = new AbortController();
+  const stopListening = io.onInterrupt?.(() => controller.abort()) ?? (() => {});
+  const opts = { ...captureOptions(o, null), signal: controller.signal };
+  const show = (f: Finding) => {
+    const setting = settings.get(f.rule);
+    if (setting === 'off') return;
+    const shown = setting === undefined ? f : { ...f, severity: setting };
+    if (hasFilters(filters) && filterReport(single(shown), filters).findings.length === 0) return;
+    out.write(o.format === 'ndjson' ? `${safeJson(findingJson(shown))}\n` : findingLine(shown, style));
+  };
+  let result;
+  try {
+    result = await analyzeInput(captures[0]!, 0, opts, show);
+  } finally {
+    stopListening();
+  }
+  const summary = mergeResults([result]);
+  const report = reportFrom(summary, o, config);
+  const crossRules = new Set(REPORT_RULES.map((r) => r.id));
+  for (const f of report.findings) if (crossRules.has(f.rule)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style));
+  if (o.format === 'ndjson') {
+    out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings } } })}\n`);
+  } else {
+    out.write(`\n${summaryLine(report)}\n${renderInstances(report, style)}\n`);
+  }
+  out.close();
+  return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
+}
+
+/** A report holding one finding, so the report filters can judge it. */
+function single(f: Finding): Report {
+  return {
+    inputs: [],
+    instances: [],
+    connections: [],
+    findings: [f],
+    counts: { connections: 0, requests: 0, responses: 0, instances: 0, findings: { error: 0, warning: 0, info: 0 } },
+  };
+}
+
+export async function requestsCommand(
+  captures: string[],
+  o: CommonCliOptions & { format: string; follow?: boolean; output?: string },
+  io: Io,
+): Promise<number> {
+  const follow = o.follow === true;
+  if (follow && captures.length !== 1) throw new UsageError('--follow reads one input (use - for stdin)');
+  const filters = parseFilters(o);
+  const progress = follow ? null : Progress.forStream(io.stderr, o.quiet === true);
+  const controller = new AbortController();
+  const stopListening = follow ? (io.onInterrupt?.(() => controller.abort()) ?? (() => {})) : () => {};
+  const opts: AnalyzeOptions = { ...captureOptions(o, progress), ...(follow ? { signal: controller.signal } : {}) };
+  const out = new Out(io.stdout, o.output, follow);
+  const multiple = captures.length > 1;
+  if (o.format === 'table') out.write(requestTableHeader());
+  try {
+    for (const [i, file] of captures.entries()) {
+      let startUs: number | null = null;
+      const keep = rowPredicate(filters, () => startUs);
+      const rows = new RequestRows(i, (row, s, us) => {
+        if (!keep({ ...row, connectionClientIds: s.clientIds, timeUs: us })) return;
+        out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
+      });
+      rows.captureStart = (us: number) => {
+        startUs = us;
+      };
+      progress?.start(file);
+      await analyzeInput(file, i, opts, () => {}, rows);
+      rows.finish();
+      progress?.done();
+    }
+  } finally {
+    stopListening();
+  }
+  out.close();
+  return EXIT_CLEAN;
+}
+
+/** Rows kept for `clients --instance`, at most this many. */
+const MAX_TIMELINE_ROWS = 10_000;
+
+export async function clientsCommand(
+  captures: string[],
+  o: CommonCliOptions & { format: string; rule?: string[]; config?: string; output?: string },
+  io: Io,
+  given: GivenOnCli,
+): Promise<number> {
+  const config = applyConfig(o, given, io);
+  const progress = Progress.forStream(io.stderr, o.quiet === true);
+  const opts = captureOptions(o, progress);
+  const { instance, ...others } = parseFilters(o);
+  const out = new Out(io.stdout, o.output);
+  const style = styleFor(out, io);
+  if (instance === undefined) {
+    progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
+    const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
+    progress?.done();
+    const report = filterReport(buildReport(summary, { severities: severities(config, o) }), others);
+    out.write(o.format === 'json' ? renderClientsJson(report) : renderClientsTable(report, style));
+    out.close();
+    return EXIT_CLEAN;
+  }
+  // One instance in detail: keep request rows (bounded) to draw its timeline once it is known.
+  const rows: RequestRow[] = [];
+  let truncated = false;
+  const results = [];
+  for (const [i, file] of captures.entries()) {
+    const observer = new RequestRows(i, (row) => {
+      if (rows.length < MAX_TIMELINE_ROWS) rows.push(row);
+      else truncated = true;
+    });
+    progress?.start(file);
+    results.push(await analyzeInput(file, i, opts, () => {}, observer));
+    observer.finish();
+    progress?.done();
+  }
+  const report = filterReport(buildReport(mergeResults(results), { severities: severities(config, o) }), others);
+  const ids = report.instances.flatMap((x) => (x.clientInstanceId === null ? [] : [x.clientInstanceId]));
+  const id = resolveInstance(instance, ids);
+  const inst = report.instances.find((x) => x.clientInstanceId === id)!;
+  const conns = new Set(inst.connections.map((c) => `${c.input}\u0000${c.client}\u0000${c.broker}`));
+  const mine = rows.filter((r) => conns.has(`${r.input}\u0000${r.client}\u0000${r.broker}`));
+  if (o.format === 'json') {
+    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine }, 2)}\n`);
+  } else {
+    out.write(renderClientDetail(report, inst, mine, truncated, style));
+  }
+  out.close();
+  return EXIT_CLEAN;
+}

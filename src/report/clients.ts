@@ -1,0 +1,119 @@
+/** `kcid clients`: one row per client instance, or one instance in detail with a timeline. */
+import Table from 'cli-table3';
+import type { InstanceModel } from '../analysis/instances.js';
+import { mergeHistograms, percentileMs } from '../analysis/latency.js';
+import type { Report } from '../analysis/report.js';
+import type { Finding, Severity } from '../analysis/types.js';
+import { safeJson } from './json-text.js';
+import type { RequestRow } from './requests.js';
+import { sanitize } from './sanitize.js';
+import type { Style } from './style.js';
+import { isoMicros } from './time.js';
+
+export interface ClientStats {
+  instance: InstanceModel;
+  errorResponses: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  findings: Record<Severity, number>;
+}
+
+const connKey = (input: number, client: string | null, broker: string | null) => `${input}\u0000${client}\u0000${broker}`;
+
+/** The findings that concern an instance: about its ID, or on one of its connections. */
+export function instanceFindings(report: Report, inst: InstanceModel): Finding[] {
+  const conns = new Set(inst.connections.map((c) => connKey(c.input, c.client, c.broker)));
+  return report.findings.filter(
+    (f) => (inst.clientInstanceId !== null && f.clientInstanceId === inst.clientInstanceId) || conns.has(connKey(f.input, f.client, f.broker)),
+  );
+}
+
+export function clientStats(report: Report): ClientStats[] {
+  return report.instances.map((instance) => {
+    const latency = mergeHistograms(instance.connections.map((c) => c.latency));
+    const findings = { error: 0, warning: 0, info: 0 };
+    for (const f of instanceFindings(report, instance)) findings[f.severity]++;
+    return { instance, errorResponses: instance.errorResponses, p50Ms: percentileMs(latency, 50), p99Ms: percentileMs(latency, 99), findings };
+  });
+}
+
+const ms = (v: number | null): string => (v === null ? '-' : v.toFixed(v < 10 ? 2 : 1));
+const list = (values: readonly string[]): string => (values.length === 0 ? '-' : values.map(sanitize).join('\n'));
+
+export function renderClientsTable(report: Report, style: Style): string {
+  const stats = clientStats(report);
+  if (stats.length === 0) return 'No client instances.\n';
+  const t = new Table({
+    head: ['Client instance ID', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'Errors', 'p50 ms', 'p99 ms', 'Findings'].map((h) => style.bold(h)),
+    style: { head: [], border: [], compact: true },
+  });
+  for (const s of stats) {
+    const i = s.instance;
+    const f = s.findings;
+    t.push([
+      i.clientInstanceId ?? style.dim('(none)'),
+      list(i.clientIds),
+      list(i.software.map((x) => `${x.name} ${x.version}`.trim())),
+      list(i.clientAddresses),
+      list(i.brokers),
+      String(i.connections.length),
+      String(i.requests),
+      String(s.errorResponses),
+      ms(s.p50Ms),
+      ms(s.p99Ms),
+      f.error + f.warning + f.info === 0 ? '-' : [f.error && style.severity('error', `${f.error} E`), f.warning && style.severity('warning', `${f.warning} W`), f.info && style.severity('info', `${f.info} I`)].filter(Boolean).join(' '),
+    ]);
+  }
+  return `${t.toString()}\n`;
+}
+
+export function renderClientsJson(report: Report): string {
+  const doc = clientStats(report).map((s) => ({
+    clientInstanceId: s.instance.clientInstanceId,
+    clientInstanceIdHex: s.instance.clientInstanceIdHex,
+    source: s.instance.source,
+    clientIds: s.instance.clientIds,
+    software: s.instance.software,
+    clientAddresses: s.instance.clientAddresses,
+    brokers: s.instance.brokers,
+    connections: s.instance.connections.length,
+    requests: s.instance.requests,
+    errorResponses: s.errorResponses,
+    latencyP50Ms: s.p50Ms,
+    latencyP99Ms: s.p99Ms,
+    findings: s.findings,
+  }));
+  return `${safeJson(doc, 2)}\n`;
+}
+
+/** One instance: identity, its connections, its findings, and a timeline of its requests across brokers. */
+export function renderClientDetail(report: Report, inst: InstanceModel, rows: readonly RequestRow[], truncated: boolean, style: Style): string {
+  const s = clientStats({ ...report, instances: [inst] })[0]!;
+  const lines = [
+    `${style.bold('Client instance')} ${inst.clientInstanceId ?? '(none)'}${inst.clientInstanceIdHex === null ? '' : ` (${inst.clientInstanceIdHex})`}, source: ${inst.source}`,
+    `ClientIds: ${inst.clientIds.map((c) => `"${sanitize(c)}"`).join(', ') || '(null)'}`,
+    `Software: ${inst.software.map((x) => sanitize(`${x.name} ${x.version}`)).join(', ') || '-'}`,
+    `Hosts: ${inst.clientAddresses.join(', ')}    Brokers: ${inst.brokers.join(', ')}`,
+    `Requests: ${inst.requests}, responses: ${inst.responses}, error responses: ${s.errorResponses}, latency p50 ${ms(s.p50Ms)} ms, p99 ${ms(s.p99Ms)} ms`,
+    `Seen: ${isoMicros(inst.firstUs)} to ${isoMicros(inst.lastUs)}`,
+    '',
+    style.bold('Connections'),
+  ];
+  const multi = report.inputs.length > 1;
+  const conns = new Table({ head: ['Client', 'Broker', 'First frame', 'Start seen', 'Requests', 'Responses', 'Errors', 'Gaps'].map((h) => style.bold(h)), style: { head: [], border: [], compact: true } });
+  for (const c of inst.connections) {
+    conns.push([c.client, c.broker, multi ? `${c.input + 1}:${c.firstFrame}` : String(c.firstFrame), c.startSeen ? 'yes' : 'no', String(c.requests), String(c.responses), String(c.errorResponses), String(c.gaps)]);
+  }
+  lines.push(conns.toString(), '', style.bold('Findings'));
+  const findings = instanceFindings(report, inst);
+  if (findings.length === 0) lines.push('No findings.');
+  for (const f of findings) lines.push(`${style.severity(f.severity)}  ${f.rule}  frame ${f.frame ?? '-'}  ${f.message}`);
+  lines.push('', style.bold('Timeline'));
+  const tl = new Table({ head: ['Time', 'Frame', 'Broker', 'API', 'Corr', 'Response', 'Error', 'ms'].map((h) => style.bold(h)), style: { head: [], border: [], compact: true } });
+  for (const r of rows) {
+    tl.push([r.time.slice(11, 26), multi ? `${r.input + 1}:${r.frame}` : String(r.frame), r.broker, `${r.apiName} v${r.apiVersion}`, String(r.correlationId), r.responseFrame === null ? '-' : String(r.responseFrame), r.errorCode === null ? '-' : String(r.errorCode), r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)]);
+  }
+  lines.push(rows.length === 0 ? 'No requests.' : tl.toString());
+  if (truncated) lines.push(style.dim('(timeline cut at its first requests; narrow it with --since/--until or --broker)'));
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,97 @@
+/**
+ * The CI gate from the command line: rule settings (--rule, kcid.config.json, --config), baselines,
+ * --output, and every report format reachable from `kcid analyze`.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { run, type Io } from '../src/cli/main.js';
+import { tmpDir } from './builder/capture.js';
+
+const MIX = join(process.cwd(), 'fixtures/kip1313-mix.pcapng');
+
+async function kcid(args: string[], cwd = tmpDir()): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io: Io = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {}, cwd };
+  const code = await run(args, io);
+  return { code, stdout, stderr };
+}
+
+const counts = (stdout: string) => (JSON.parse(stdout) as { summary: { findings: Record<string, number> } }).summary.findings;
+
+describe('rule settings', () => {
+  it('--rule changes a severity or turns a rule off', async () => {
+    const r = await kcid(['analyze', MIX, '--format', 'json', '--rule', 'client-id-after-first=warning', '--rule', 'capture-gap=off']);
+    expect(counts(r.stdout)).toEqual({ error: 9, warning: 5, info: 1 });
+    const doc = JSON.parse(r.stdout) as { findings: { rule: string; severity: string }[] };
+    expect(doc.findings.filter((f) => f.rule === 'client-id-after-first').map((f) => f.severity)).toEqual(['warning', 'warning']);
+    expect(doc.findings.some((f) => f.rule === 'capture-gap')).toBe(false);
+  });
+
+  it('kcid.config.json in the current folder applies, and the command line wins over it', async () => {
+    const dir = tmpDir();
+    writeFileSync(join(dir, 'kcid.config.json'), JSON.stringify({ rules: { 'member-id-mismatch': 'off', 'zero-client-instance-id': 'warning' }, failOn: 'warning' }));
+    const fromFile = await kcid(['analyze', MIX, '--format', 'json', '--rule', 'client-id-after-first=off', '--rule', 'broker-accepted-invalid=info', '--rule', 'broker-assigned-instance-id=info', '--rule', 'telemetry-zero-id-with-header=info', '--rule', 'telemetry-id-mismatch=info', '--rule', 'telemetry-v1-without-instance-id=info', '--rule', 'client-instance-id-changed=info', '--rule', 'client-instance-id-missing=info', '--rule', 'malformed-request-header=info'], dir);
+    // Only warnings are left, and the file's failOn (warning) makes them fail the run.
+    expect(counts(fromFile.stdout)).toEqual({ error: 0, warning: 3, info: 10 });
+    expect(fromFile.code).toBe(1);
+    const cliWins = await kcid(['analyze', MIX, '--format', 'json', '--fail-on', 'none', '--rule', 'member-id-mismatch=error'], dir);
+    expect(cliWins.code).toBe(0);
+    expect((JSON.parse(cliWins.stdout) as { findings: { rule: string; severity: string }[] }).findings.find((f) => f.rule === 'member-id-mismatch')!.severity).toBe('error');
+  });
+
+  it('--config FILE, and clear one-line errors for unknown rules and severities', async () => {
+    const dir = tmpDir();
+    const file = join(dir, 'gate.json');
+    writeFileSync(file, JSON.stringify({ rules: { 'member-id-mismatch': 'off' } }));
+    expect(counts((await kcid(['analyze', MIX, '--format', 'json', '--config', file])).stdout)).toEqual({ error: 11, warning: 2, info: 2 });
+    const unknown = await kcid(['analyze', MIX, '--rule', 'member-id-mismatc=off']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr.split('\n')).toHaveLength(2);
+    expect(unknown.stderr).toMatch(/^kcid: .*member-id-mismatc.*member-id-mismatch/);
+    const badSeverity = await kcid(['analyze', MIX, '--rule', 'member-id-mismatch=fatal']);
+    expect(badSeverity.code).toBe(2);
+    expect(badSeverity.stderr).toMatch(/^kcid: .*fatal/);
+    expect((await kcid(['analyze', MIX, '--config', join(dir, 'missing.json')])).code).toBe(2);
+  });
+});
+
+describe('baseline', () => {
+  it('records findings, then reports only new ones and says how many were suppressed', async () => {
+    const dir = tmpDir();
+    const baseline = join(dir, 'kcid-baseline.json');
+    const first = await kcid(['analyze', MIX, '--format', 'json', '--write-baseline', baseline]);
+    expect(first.code).toBe(1);
+    expect(existsSync(baseline)).toBe(true);
+    const second = await kcid(['analyze', MIX, '--format', 'json', '--baseline', baseline]);
+    expect(second.code).toBe(0);
+    const doc = JSON.parse(second.stdout) as { summary: { findings: Record<string, number>; suppressed: number } };
+    expect(doc.summary.findings).toEqual({ error: 0, warning: 0, info: 0 });
+    expect(doc.summary.suppressed).toBe(16);
+    const table = await kcid(['analyze', MIX, '--baseline', baseline]);
+    expect(table.stdout.split('\n')[0]).toMatch(/16 suppressed by the baseline$/);
+    expect((await kcid(['analyze', MIX, '--baseline', join(dir, 'nope.json')])).stderr).toBe(`kcid: cannot read --baseline ${join(dir, 'nope.json')}: no such file\n`);
+  });
+});
+
+describe('formats and --output', () => {
+  it('writes each format to --output and nothing to stdout', async () => {
+    const dir = tmpDir();
+    for (const [format, check] of [
+      ['junit', (t: string) => t.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')],
+      ['sarif', (t: string) => (JSON.parse(t) as { version: string }).version === '2.1.0'],
+      ['markdown', (t: string) => t.startsWith('## ❌ kcid:')],
+      ['ndjson', (t: string) => t.trimEnd().split('\n').length === 16],
+      ['json', (t: string) => (JSON.parse(t) as { version: number }).version === 1],
+      ['summary-json', (t: string) => t.startsWith('{"kind":"kcid-summary"')],
+    ] as const) {
+      const file = join(dir, `out.${format}`);
+      const r = await kcid(['analyze', MIX, '--format', format, '--output', file]);
+      expect(r.stdout).toBe('');
+      expect(r.code).toBe(1);
+      expect(check(readFileSync(file, 'utf8'))).toBe(true);
+    }
+    expect((await kcid(['analyze', MIX, '--output', join(dir, 'no/such/dir/x')])).stderr).toBe(`kcid: cannot write --output ${join(dir, 'no/such/dir/x')}: no such folder\n`);
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Many captures: worker threads give the same report as one thread, and partial results merged
+ * with `kcid merge` give the same bytes as analysing every capture at once.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { run, type Io } from '../src/cli/main.js';
+import { tmpDir, tmpFile } from './builder/capture.js';
+
+const FILES = ['fixtures/kip1313-mix.pcapng', 'fixtures/kcat-mock-produce.pcap', 'fixtures/ckjs-mock-telemetry.pcap', 'fixtures/kcat-mock-consumer-group.pcapng'];
+
+async function kcid(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io: Io = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {}, cwd: tmpDir() };
+  const code = await run(args, io);
+  return { code, stdout, stderr };
+}
+
+describe('several captures', () => {
+  it('--jobs 2 (worker threads) gives the same bytes as --jobs 1', async () => {
+    const one = await kcid(['analyze', ...FILES, '--format', 'json', '--jobs', '1']);
+    const two = await kcid(['analyze', ...FILES, '--format', 'json', '--jobs', '2']);
+    expect(two.stderr).toBe('');
+    expect(two.stdout).toBe(one.stdout);
+    expect(one.code).toBe(1);
+    expect((JSON.parse(one.stdout) as { inputs: unknown[] }).inputs).toHaveLength(4);
+  });
+
+  it('an instance seen in two captures is one instance with both brokers', async () => {
+    const r = await kcid(['analyze', FILES[0]!, FILES[0]!, '--format', 'json', '--fail-on', 'none']);
+    const doc = JSON.parse(r.stdout) as { instances: { clientInstanceId: string; connections: number; brokers: string[] }[] };
+    const orders = doc.instances.find((i) => i.clientInstanceId === 'PyUE4E-JQdOaDAMF6CwzAQ')!;
+    expect(orders.connections).toBe(4);
+    expect(orders.brokers).toEqual(['10.1.0.11:9092', '10.1.0.12:9092']);
+  });
+
+  it('a bad capture among several is still one line, exit 2', async () => {
+    const bad = tmpFile('bad.pcap', 'hello');
+    const r = await kcid(['analyze', FILES[0]!, bad, '--jobs', '2']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`kcid: ${bad}: not a pcap or pcapng file (starts with 68 65 6c 6c)\n`);
+  });
+});
+
+describe('kcid merge', () => {
+  it('merging summary-json parts gives the same bytes as analysing all captures at once, in every format', async () => {
+    const dir = tmpDir();
+    const parts: string[] = [];
+    for (const [i, file] of FILES.entries()) {
+      const r = await kcid(['analyze', file, '--format', 'summary-json']);
+      const part = join(dir, `part${i}.json`);
+      writeFileSync(part, r.stdout);
+      parts.push(part);
+    }
+    for (const format of ['json', 'table', 'ndjson', 'markdown', 'junit', 'sarif']) {
+      const all = await kcid(['analyze', ...FILES, '--format', format]);
+      const merged = await kcid(['merge', ...parts, '--format', format]);
+      expect(merged.stderr).toBe('');
+      expect(merged.code).toBe(all.code);
+      expect(merged.stdout).toBe(all.stdout);
+    }
+  });
+
+  it('a merge of merges is the same too: summary-json of a merge merges again', async () => {
+    const dir = tmpDir();
+    const a = join(dir, 'a.json');
+    const b = join(dir, 'b.json');
+    writeFileSync(a, (await kcid(['analyze', FILES[0]!, FILES[1]!, '--format', 'summary-json'])).stdout);
+    writeFileSync(b, (await kcid(['analyze', FILES[2]!, '--format', 'summary-json'])).stdout);
+    const ab = join(dir, 'ab.json');
+    writeFileSync(ab, (await kcid(['merge', a, b, '--format', 'summary-json'])).stdout);
+    const direct = await kcid(['analyze', FILES[0]!, FILES[1]!, FILES[2]!, '--format', 'json']);
+    expect((await kcid(['merge', ab, '--format', 'json'])).stdout).toBe(direct.stdout);
+  });
+
+  it.each([
+    ['not JSON', '{', /: not JSON \(/],
+    ['another JSON document', '{"version":1}', /: not a kcid summary \(make one with 'kcid analyze --format summary-json'\)$/],
+    ['a newer version', '{"kind":"kcid-summary","version":2}', /: summary version 2 is not supported \(expected 1\)$/],
+    ['a bad input index', '{"kind":"kcid-summary","version":1,"inputs":[],"connections":[{"input":3}],"findings":[]}', /: an 'input' index points past its inputs$/],
+  ])('rejects %s with one line, exit 2', async (_what, text, message) => {
+    const file = tmpFile('part.json', text);
+    const r = await kcid(['merge', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trimEnd()).toMatch(new RegExp(`^kcid: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${message.source.slice(0)}`));
+    expect(r.stderr.split('\n')).toHaveLength(2);
+  });
+
+  it('keeps input file names and frame numbers of each part', async () => {
+    const part = tmpFile('p.json', (await kcid(['analyze', FILES[0]!, '--format', 'summary-json'])).stdout);
+    const r = await kcid(['merge', part, part, '--format', 'json']);
+    const doc = JSON.parse(r.stdout) as { inputs: { file: string }[]; findings: { input: number; frame: number }[] };
+    expect(doc.inputs.map((i) => i.file)).toEqual([FILES[0], FILES[0]]);
+    expect(doc.findings.filter((f) => f.input === 1)[0]!.frame).toBe(42);
+    expect(readFileSync(part, 'utf8').startsWith('{"kind":"kcid-summary","version":1,')).toBe(true);
+  });
+});
