@@ -5,18 +5,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run, type Io } from '../src/cli/main.js';
+import { runKcid } from './helpers.js';
 import { tmpDir } from './builder/capture.js';
 
 const MIX = join(process.cwd(), 'fixtures/kip1313-mix.pcapng');
 
-async function kcid(args: string[], cwd = tmpDir()): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: Io = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {}, cwd };
-  const code = await run(args, io);
-  return { code, stdout, stderr };
-}
+const kcid = (args: string[], cwd?: string) => runKcid(args, cwd === undefined ? {} : { cwd });
 
 const counts = (stdout: string) => (JSON.parse(stdout) as { summary: { findings: Record<string, number> } }).summary.findings;
 

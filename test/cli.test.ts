@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { run, type Io } from '../src/cli/main.js';
+import { runKcid, type CliResult as Result } from './helpers.js';
 import { tmpDir, tmpFile } from './builder/capture.js';
 import { MIX_IDS } from './fixtures/kip1313-mix.js';
 
@@ -14,23 +14,8 @@ const MIX = 'fixtures/kip1313-mix.pcapng';
 const KCAT = 'fixtures/kcat-mock-produce.pcap';
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-async function kcid(args: string[], o: { tty?: boolean; env?: NodeJS.ProcessEnv; columns?: number } = {}): Promise<Result> {
-  let stdout = '';
-  let stderr = '';
-  const io: Io = {
-    stdout: { write: (s: string) => (stdout += s), isTTY: o.tty ?? false, columns: o.columns ?? 200 },
-    stderr: { write: (s: string) => (stderr += s), isTTY: false },
-    env: o.env ?? {},
-  };
-  const code = await run(args, io);
-  return { code, stdout, stderr };
-}
+const kcid = runKcid;
 
 function spawnKcid(args: string[], input?: Buffer): Result {
   const r = spawnSync(process.execPath, ['bin/kcid', ...args], { input, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 });

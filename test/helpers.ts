@@ -1,7 +1,9 @@
-/** Shared test helpers: run the whole pipeline on a built capture. */
+/** Shared test helpers: run the whole pipeline on a built capture, or the CLI in-process. */
 import { buildReport, type Report, type ReportOptions } from '../src/analysis/report.js';
 import { analyzeInput, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../src/analysis/run.js';
 import type { CaptureSummary, Finding } from '../src/analysis/types.js';
+import { run, type Io } from '../src/cli/main.js';
+import { tmpDir } from './builder/capture.js';
 import { uuidFromHex } from './builder/kafka.js';
 import type { Scenario } from './builder/scenario.js';
 
@@ -40,4 +42,24 @@ export function brief(findings: readonly Finding[]): [string, number | null, str
 
 export function ruleIds(report: Report): string[] {
   return report.findings.map((f) => f.rule);
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `kcid ARGS` in-process with a fake terminal: not a TTY and no environment unless asked. */
+export async function runKcid(args: string[], o: { tty?: boolean; env?: NodeJS.ProcessEnv; columns?: number; cwd?: string } = {}): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const io: Io = {
+    stdout: { write: (s: string) => (stdout += s), isTTY: o.tty ?? false, columns: o.columns ?? 200 },
+    stderr: { write: (s: string) => (stderr += s), isTTY: false },
+    env: o.env ?? {},
+    cwd: o.cwd ?? tmpDir(),
+  };
+  const code = await run(args, io);
+  return { code, stdout, stderr };
 }

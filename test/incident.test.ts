@@ -4,19 +4,12 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { run, type Io } from '../src/cli/main.js';
-import { tmpDir } from './builder/capture.js';
+import { runKcid } from './helpers.js';
 
 const MIX = 'fixtures/kip1313-mix.pcapng';
 const MIX_BYTES = readFileSync(MIX);
 
-async function kcid(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: Io = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {}, cwd: tmpDir() };
-  const code = await run(args, io);
-  return { code, stdout, stderr };
-}
+const kcid = (args: string[]) => runKcid(args);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -5,18 +5,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run, type Io } from '../src/cli/main.js';
+import { runKcid } from './helpers.js';
 import { tmpDir, tmpFile } from './builder/capture.js';
 
 const FILES = ['fixtures/kip1313-mix.pcapng', 'fixtures/kcat-mock-produce.pcap', 'fixtures/ckjs-mock-telemetry.pcap', 'fixtures/kcat-mock-consumer-group.pcapng'];
 
-async function kcid(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: Io = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) }, env: {}, cwd: tmpDir() };
-  const code = await run(args, io);
-  return { code, stdout, stderr };
-}
+const kcid = (args: string[]) => runKcid(args);
 
 describe('several captures', () => {
   it('--jobs 2 (worker threads) gives the same bytes as --jobs 1', async () => {
