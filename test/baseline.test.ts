@@ -57,6 +57,8 @@ interface Variant {
   noise: boolean;
   /** The KIP-1313 client's instance ID. */
   instance?: Uint8Array;
+  /** The KIP-1313 client's ClientId (default payments-api). */
+  clientId?: string;
 }
 
 function gtsV0Response(assigned: Uint8Array): Uint8Array {
@@ -89,11 +91,11 @@ function traffic(v: Variant): Scenario {
   }
   const c = s.connect({ client: `10.2.0.24:${v.port}`, broker: v.broker });
   c.respond(
-    c.request({ apiKey: 18, apiVersion: 4, correlationId: v.corr, clientId: 'payments-api', clientInstanceId: id, body: apiVersionsRequestBody({ softwareName: 'java', softwareVersion: '4.3.0' }) }),
+    c.request({ apiKey: 18, apiVersion: 4, correlationId: v.corr, clientId: v.clientId ?? 'payments-api', clientInstanceId: id, body: apiVersionsRequestBody({ softwareName: 'java', softwareVersion: '4.3.0' }) }),
     OK,
   );
   c.respond(
-    c.request({ apiKey: 71, apiVersion: 0, clientId: 'payments-api', clientInstanceId: id, body: getTelemetrySubscriptionsRequestBody(0, new Uint8Array(16)) }),
+    c.request({ apiKey: 71, apiVersion: 0, clientId: v.clientId ?? 'payments-api', clientInstanceId: id, body: getTelemetrySubscriptionsRequestBody(0, new Uint8Array(16)) }),
     gtsV0Response(v.assigned),
   );
   c.request({ apiKey: 68, apiVersion: 0, clientInstanceId: id, body: consumerGroupHeartbeatRequestBody(0, { groupId: 'g', memberId: v.memberId, memberEpoch: 3 }) });
@@ -171,9 +173,9 @@ describe('fingerprints', () => {
 
   it('are pinned: the baseline file format promises them (changing the recipe needs a new BASELINE_VERSION)', () => {
     // The recipe: the first 16 hex digits of SHA-256 over [version tag, rule, identity, API key, normalized message].
-    const parts = ['kcid-fingerprint-1', 'client-id-after-first', 'instance:ASNFZ4mrze8BI0VniavN7w', '71', 'ClientId "payments-api" sent on a request other than the first of the connection'];
-    expect(createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 16)).toBe('242234d8cc907a76');
-    expect(fingerprintAll(run1)).toEqual(['242234d8cc907a76', 'bbf67ac7bd82e158', 'f9eccb0178c90a31', '12bac9090ca70d36', 'ed3401892178ecd7', '3f615da66ebc3903']);
+    const parts = ['kcid-fingerprint-1', 'client-id-after-first', 'client-id:payments-api', '71', 'ClientId "payments-api" sent on a request other than the first of the connection'];
+    expect(createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 16)).toBe('42734b03b7bcf06e');
+    expect(fingerprintAll(run1)).toEqual(['42734b03b7bcf06e', '52edde67c7b106b2', '302e5217de890a68', '88ff6488e51e6dcb', '4f8441920b48c277', '29f00f251f8aa476']);
   });
 
   it('are the same for the mix fixture with other traffic in front of it', async () => {
@@ -187,25 +189,19 @@ describe('fingerprints', () => {
     expect(fingerprintAll(b)).toEqual(fingerprintAll(a));
   });
 
-  it('tell client instances apart', async () => {
-    const other = await analyzeTraffic({ ...RUN_1, instance: ID_B });
-    const prints = fingerprintAll(other);
-    const first = fingerprintAll(run1);
-    // Every finding about the instance differs; the TLS client (no ID: its host) is the same.
-    expect(prints.map((p, i) => p === first[i])).toEqual([false, false, false, false, false, true]);
-    expect(other.findings[0]!.clientInstanceId).toBe(ID_B_B64);
+  it('survive a client restart: a new instance ID with the same ClientId gives the same fingerprints', async () => {
+    const restarted = await analyzeTraffic({ ...RUN_1, instance: ID_B });
+    expect(restarted.findings[0]!.clientInstanceId).toBe(ID_B_B64);
+    expect(fingerprintAll(restarted)).toEqual(fingerprintAll(run1));
   });
 
-  it('identify a client without an instance ID by its host and first ClientId', () => {
+  it('identify a client by the ClientId its connection named, else its host, else the capture', () => {
     const f = run1.findings[5]!;
     const fp = new Fingerprinter(run1);
-    expect(fp.identity(f)).toBe('host:10.2.0.29\u0000');
-    expect(fp.identity({ ...f, client: '[fd00::29]:4711' })).toBe('host:fd00::29\u0000');
+    expect(fp.identity(f)).toBe('host:10.2.0.29');
+    expect(fp.identity({ ...f, client: '[fd00::29]:4711' })).toBe('host:fd00::29');
     expect(fp.identity({ ...f, client: null, broker: null })).toBe('capture');
-    expect(fp.identity(run1.findings[0]!)).toBe('instance:ASNFZ4mrze8BI0VniavN7w');
-    const legacy = { ...run1.connections.find((c) => c.client === '10.2.0.24:43001')!, headerInstanceIds: [] };
-    const fpLegacy = new Fingerprinter({ connections: [legacy] });
-    expect(fpLegacy.identity({ ...run1.findings[0]!, clientInstanceId: null })).toBe('host:10.2.0.24\u0000payments-api');
+    expect(fp.identity(run1.findings[0]!)).toBe('client-id:payments-api');
     expect(fingerprint(run1.findings[0]!, run1)).toBe(fingerprintAll(run1)[0]);
   });
 
@@ -252,7 +248,8 @@ describe('writeBaseline and applyBaseline', () => {
   });
 
   it('reports only new findings, and says how many it suppressed', async () => {
-    const [run1, other] = await Promise.all([analyzeTraffic(RUN_1), analyzeTraffic({ ...RUN_2, instance: ID_B })]);
+    // Another client (another ClientId): its findings are new; the TLS note about the same host is not.
+    const [run1, other] = await Promise.all([analyzeTraffic(RUN_1), analyzeTraffic({ ...RUN_2, instance: ID_B, clientId: 'billing-api' })]);
     const { report, suppressed } = applyBaseline(other, parseBaseline(writeBaseline(run1), 'kcid-baseline.json'));
     expect(suppressed).toBe(1);
     expect(report.findings.map((f) => f.rule)).toEqual([
@@ -347,11 +344,11 @@ describe('parseBaseline', () => {
   });
 });
 
-describe('a baseline round trip keeps IDs apart', () => {
-  it('does not suppress the same problem of another instance', async () => {
+describe('a baseline round trip across restarts', () => {
+  it('suppresses the same problem after a restart (new instance ID, same ClientId)', async () => {
     const [a, b] = await Promise.all([analyzeTraffic(RUN_1), analyzeTraffic({ ...RUN_1, instance: ID_C })]);
     const { report } = applyBaseline(b, parseBaseline(writeBaseline(a), 'b.json'));
-    expect(report.findings).toHaveLength(5);
-    expect(report.suppressed).toBe(1);
+    expect(report.findings).toHaveLength(0);
+    expect(report.suppressed).toBe(6);
   });
 });

@@ -121,7 +121,9 @@ describe('filters', () => {
   it('--client-id, --client, --broker, --api, --since and --until', async () => {
     expect((await findings(['--client-id', 'payments-api'])).findings.map((f) => f.frame)).toEqual([42, 44, 44, 45, 45]);
     expect((await findings(['--client', '10.2.0.28'])).findings.map((f) => f.rule)).toEqual(['client-instance-id-changed', 'client-instance-id-missing', 'malformed-request-header']);
-    expect((await findings(['--client', '10.2.0.28:1'])).findings).toEqual([]);
+    const none = await kcid(['analyze', MIX, '--format', 'json', '--client', '10.2.0.28:1']);
+    expect(none.stderr).toBe('kcid: warning: the filters match no Kafka connection\n');
+    expect((JSON.parse(none.stdout) as { findings: unknown[] }).findings).toEqual([]);
     expect((await findings(['--broker', '10.1.0.13:9092'])).summary.connections).toBe(3);
     expect((await findings(['--api', 'PushTelemetry,68'])).findings.map((f) => f.rule)).toEqual(['telemetry-id-mismatch', 'member-id-mismatch']);
     expect((await findings(['--since', '6ms'])).findings.map((f) => f.frame)).toEqual([62, 69, 76, 78, 80, 84, 85]);
@@ -129,6 +131,7 @@ describe('filters', () => {
   });
 
   it('bad filter values are one-line usage errors', async () => {
+    expect(await kcid(['analyze', MIX, '--since', '10s', '--until', '1s'])).toMatchObject({ code: 2, stderr: 'kcid: --since is after --until: the window is empty\n' });
     expect((await kcid(['analyze', MIX, '--api', 'Nope'])).stderr).toBe("kcid: unknown API 'Nope' in --api (use names such as Produce,Fetch or numeric keys)\n");
     expect((await kcid(['analyze', MIX, '--since', 'yesterday'])).stderr).toBe(
       "kcid: invalid --since 'yesterday' (expected an ISO time such as 2026-12-01T02:00:00Z, or an offset from the capture start such as 90s or 5m)\n",

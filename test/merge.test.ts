@@ -23,7 +23,9 @@ describe('several captures', () => {
   });
 
   it('an instance seen in two captures is one instance with both brokers', async () => {
-    const r = await kcid(['analyze', FILES[0]!, FILES[0]!, '--format', 'json', '--fail-on', 'none']);
+    // The same traffic seen at a second place (a copy under another name: the same name twice is refused).
+    const copy = tmpFile('broker-2.pcapng', readFileSync(FILES[0]!));
+    const r = await kcid(['analyze', FILES[0]!, copy, '--format', 'json', '--fail-on', 'none']);
     const doc = JSON.parse(r.stdout) as { instances: { clientInstanceId: string; connections: number; brokers: string[] }[] };
     const orders = doc.instances.find((i) => i.clientInstanceId === 'PyUE4E-JQdOaDAMF6CwzAQ')!;
     expect(orders.connections).toBe(4);
@@ -84,9 +86,12 @@ describe('kcid merge', () => {
 
   it('keeps input file names and frame numbers of each part', async () => {
     const part = tmpFile('p.json', (await kcid(['analyze', FILES[0]!, '--format', 'summary-json'])).stdout);
-    const r = await kcid(['merge', part, part, '--format', 'json']);
+    const again = tmpFile('q.json', readFileSync(part));
+    const r = await kcid(['merge', part, again, '--format', 'json']);
     const doc = JSON.parse(r.stdout) as { inputs: { file: string }[]; findings: { input: number; frame: number }[] };
     expect(doc.inputs.map((i) => i.file)).toEqual([FILES[0], FILES[0]]);
+    expect((await kcid(['merge', part, part])).stderr).toBe(`kcid: summary '${part}' is given twice\n`);
+    expect((await kcid(['analyze', '-', '-'])).stderr).toBe("kcid: '-' (stdin) can be given only once\n");
     expect(doc.findings.filter((f) => f.input === 1)[0]!.frame).toBe(42);
     expect(readFileSync(part, 'utf8').startsWith('{"kind":"kcid-summary","version":1,')).toBe(true);
   });

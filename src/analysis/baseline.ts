@@ -75,11 +75,16 @@ export class Fingerprinter {
     for (const c of report.connections) this.firstClientId.set(connKey(c.input, c.client, c.broker), c.clientIds[0] ?? '');
   }
 
-  /** Who the finding is about: its instance ID, else its host and first ClientId, else the capture. */
+  /**
+   * Who the finding is about, in terms that survive a restart: the ClientId its connection named
+   * (client.id is configuration), else the client's host, else the capture. Not the client
+   * instance ID: under KIP-1313 a client makes a new one every time it starts, so a baseline keyed
+   * by it would call every finding of a re-recorded run new.
+   */
   identity(f: Finding): string {
-    if (f.clientInstanceId !== null) return `instance:${f.clientInstanceId}`;
     if (f.client === null) return 'capture';
-    return `host:${host(f.client)}\u0000${this.firstClientId.get(connKey(f.input, f.client, f.broker)) ?? ''}`;
+    const clientId = this.firstClientId.get(connKey(f.input, f.client, f.broker)) ?? '';
+    return clientId !== '' ? `client-id:${clientId}` : `host:${host(f.client)}`;
   }
 
   fingerprint(f: Finding): string {

@@ -32,6 +32,17 @@ export interface Filters {
   until?: TimeBound;
 }
 
+/** --since after --until (both absolute, or both offsets) can match nothing: a usage error, not an empty report. */
+export function checkWindow(f: Filters): void {
+  const { since, until } = f;
+  if (since === undefined || until === undefined) return;
+  const a = 'absoluteUs' in since ? since.absoluteUs : null;
+  const b = 'absoluteUs' in until ? until.absoluteUs : null;
+  const x = 'offsetUs' in since ? since.offsetUs : null;
+  const y = 'offsetUs' in until ? until.offsetUs : null;
+  if ((a !== null && b !== null && a > b) || (x !== null && y !== null && x > y)) throw new FilterError('--since is after --until: the window is empty');
+}
+
 export function hasFilters(f: Filters): boolean {
   return Object.values(f).some((v) => v !== undefined);
 }
@@ -83,7 +94,9 @@ export function parseTimeBound(text: string, option: string): TimeBound {
   }
   if (/^\d{4}-\d{2}-\d{2}T/.test(t)) {
     const frac = /\.(\d+)/.exec(t)?.[1] ?? '';
-    const ms = Date.parse(t);
+    // Every time kcid prints is UTC, so a time without a zone is UTC too (not the host's zone).
+    const zoned = /(Z|[+-]\d{2}:?\d{2})$/i.test(t) ? t : `${t}Z`;
+    const ms = Date.parse(zoned);
     if (!Number.isNaN(ms)) return { absoluteUs: Math.floor(ms / 1000) * 1_000_000 + Math.floor(Number(`0.${frac || '0'}`) * 1e6) };
   }
   throw new FilterError(`invalid ${option} '${text}' (expected an ISO time such as 2026-12-01T02:00:00Z, or an offset from the capture start such as 90s or 5m)`);

@@ -4,6 +4,7 @@
  * same report as analysing all the captures at once.
  */
 import { safeJson } from '../report/json-text.js';
+import { sanitize } from '../report/sanitize.js';
 import type { CaptureSummary } from './types.js';
 
 export const SUMMARY_KIND = 'kcid-summary';
@@ -26,7 +27,8 @@ export function parseSummary(text: string, file: string): CaptureSummary {
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    throw new SummaryError(`${file}: not JSON (${(e as Error).message})`);
+    // JSON.parse quotes the offending bytes: a binary file would put raw control bytes on the terminal.
+    throw new SummaryError(`${file}: not JSON (${sanitize((e as Error).message).slice(0, 120)})`);
   }
   if (!isObject(doc) || doc.kind !== SUMMARY_KIND) {
     throw new SummaryError(`${file}: not a kcid summary (make one with 'kcid analyze --format summary-json')`);

@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { applyBaseline, parseBaseline, writeBaseline } from '../analysis/baseline.js';
 import {
+  checkWindow,
   filterReport,
   hasFilters,
   parseApis,
@@ -65,7 +66,7 @@ export interface AnalyzeCliOptions extends CommonCliOptions {
 
 function parseJobs(text: string | undefined): number {
   if (text === undefined) return defaultJobs();
-  if (!/^\d{1,3}$/.test(text) || Number(text) < 1) throw new UsageError(`invalid --jobs '${text}' (expected a whole number from 1)`);
+  if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > 256) throw new UsageError(`invalid --jobs '${text}' (expected a whole number from 1 to 256)`);
   return Number(text);
 }
 
@@ -88,7 +89,22 @@ export function parseFilters(o: Partial<CommonCliOptions>): Filters {
   if (o.api !== undefined) f.apis = parseApis(o.api);
   if (o.since !== undefined) f.since = parseTimeBound(o.since, '--since');
   if (o.until !== undefined) f.until = parseTimeBound(o.until, '--until');
+  checkWindow(f);
   return f;
+}
+
+/** The same capture twice would count every request twice; '-' can be read once. */
+function checkInputs(files: readonly string[], what: string): void {
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (seen.has(f)) throw new UsageError(f === '-' ? "'-' (stdin) can be given only once" : `${what} '${f}' is given twice`);
+    seen.add(f);
+  }
+}
+
+/** Filters that match nothing are legal, but a CI gate that checks nothing should say so. */
+function warnIfEmpty(report: Report, filters: Filters, io: Io): void {
+  if (hasFilters(filters) && report.connections.length === 0) io.stderr.write('kcid: warning: the filters match no Kafka connection\n');
 }
 
 /** Was this option given on the command line (rather than left at its default)? */
@@ -160,6 +176,7 @@ function render(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, o
 export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, io: Io, given: GivenOnCli): Promise<number> {
   const config = applyConfig(o, given, io);
   const failOn = parseFailOn(o.failOn);
+  checkInputs(captures, 'capture');
   if (o.follow === true) return followAnalyze(captures, o, io, config);
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
@@ -169,6 +186,7 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   progress?.done();
   const out = new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
+  warnIfEmpty(report, parseFilters(o), io);
   out.write(render(report, summary, o, out, io));
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
@@ -177,6 +195,7 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
 export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io, given: GivenOnCli): Promise<number> {
   const config = applyConfig(o, given, io);
   const failOn = parseFailOn(o.failOn);
+  checkInputs(files, 'summary');
   const parts = files.map((file) => {
     let text: string;
     try {
@@ -190,6 +209,7 @@ export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io
   const summary = mergeSummaries(parts);
   const out = new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
+  warnIfEmpty(report, parseFilters(o), io);
   out.write(render(report, summary, o, out, io));
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
@@ -261,6 +281,7 @@ export async function requestsCommand(
   io: Io,
 ): Promise<number> {
   const follow = o.follow === true;
+  checkInputs(captures, 'capture');
   if (follow && captures.length !== 1) throw new UsageError('--follow reads one input (use - for stdin)');
   const filters = parseFilters(o);
   const progress = follow ? null : Progress.forStream(io.stderr, o.quiet === true);
@@ -303,6 +324,7 @@ export async function clientsCommand(
   given: GivenOnCli,
 ): Promise<number> {
   const config = applyConfig(o, given, io);
+  checkInputs(captures, 'capture');
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
   const { instance, ...others } = parseFilters(o);

@@ -83,7 +83,6 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const program = new Command('kcid')
     .description('Analyse Apache Kafka wire traffic in pcap/pcapng captures: client instance IDs (KIP-1313) and the rules around them.')
     .version(packageVersion(), '-V, --version')
-    .showHelpAfterError('(add --help for usage)')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -97,7 +96,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
         .command('analyze')
         .description('Group Kafka traffic by client instance and report violations of the KIP-1313 rules')
         .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin"),
-    ).option('--follow', "with '-': print each finding as it is found; the summary at end of input or Ctrl-C"),
+    ).option('--follow', "print each finding as it is found, the summary at end of input or Ctrl-C (for live input: '-')"),
     ANALYZE_FORMATS,
   ).action(async (captures: string[], o: AnalyzeCliOptions, cmd: Command) => {
     exitCode = await analyzeCommand(captures, o, io, givenOnCli(cmd));
@@ -109,7 +108,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .description('List every Kafka request with its header fields and the response that answers it')
       .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'ndjson']).default('table'))
-      .option('--follow', "with '-': print each request as soon as it is answered or given up on")
+      .option('--follow', "print each request as soon as it is answered or given up on (for live input: '-')")
       .option('-o, --output <file>', 'write to this file instead of stdout'),
   ).action(async (captures: string[], o: CommonCliOptions & { format: string; follow?: boolean; output?: string }) => {
     exitCode = await requestsCommand(captures, o, io);

@@ -25,7 +25,9 @@ export class Out {
     try {
       this.fd = openSync(file, 'w');
     } catch (e) {
-      throw new UsageError(`cannot write --output ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (e as Error).message}`);
+      const code = (e as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'no such folder' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+      throw new UsageError(`cannot write --output ${file}: ${why}`);
     }
   }
 

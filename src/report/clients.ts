@@ -37,6 +37,7 @@ export function clientStats(report: Report): ClientStats[] {
   });
 }
 
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 const ms = (v: number | null): string => (v === null ? '-' : v.toFixed(v < 10 ? 2 : 1));
 const list = (values: readonly string[]): string => (values.length === 0 ? '-' : values.map(sanitize).join('\n'));
 
@@ -61,7 +62,7 @@ export function renderClientsTable(report: Report, style: Style): string {
       String(s.errorResponses),
       ms(s.p50Ms),
       ms(s.p99Ms),
-      f.error + f.warning + f.info === 0 ? '-' : [f.error && style.severity('error', `${f.error} E`), f.warning && style.severity('warning', `${f.warning} W`), f.info && style.severity('info', `${f.info} I`)].filter(Boolean).join(' '),
+      f.error + f.warning + f.info === 0 ? '-' : [f.error && style.severity('error', plural(f.error, 'error')), f.warning && style.severity('warning', plural(f.warning, 'warning')), f.info && style.severity('info', plural(f.info, 'note'))].filter(Boolean).join('\n'),
     ]);
   }
   return `${t.toString()}\n`;

@@ -19,3 +19,8 @@ function escape(ch: string): string {
 export function sanitize(s: string): string {
   return s.replace(UNSAFE, escape);
 }
+
+/** A wire string in double quotes, as messages show it: escaped, with its own quotes escaped too. */
+export function quoted(s: string): string {
+  return `"${sanitize(s).replace(/"/g, '\\"')}"`;
+}

@@ -1,12 +1,12 @@
 import type { KafkaRequest } from '../../kafka/conversation.js';
 import { API } from '../../kafka/messages.js';
-import { sanitize } from '../../report/sanitize.js';
+import { quoted } from '../../report/sanitize.js';
 import { MAX_DEFERRED, type ConnState } from '../connection-state.js';
 import type { ConnectionRule, RuleHit } from './rule.js';
 
 function hit(r: KafkaRequest): RuleHit {
   return {
-    message: `ClientId "${sanitize(r.header.clientId ?? '')}" sent on a request other than the first of the connection`,
+    message: `ClientId ${quoted(r.header.clientId ?? '')} sent on a request other than the first of the connection`,
     request: r,
   };
 }

@@ -1,4 +1,4 @@
-import { sanitize } from '../../report/sanitize.js';
+import { quoted } from '../../report/sanitize.js';
 import type { ReportRule } from './rule.js';
 
 export const instanceIdMultipleClientIds: ReportRule = {
@@ -20,7 +20,7 @@ export const instanceIdMultipleClientIds: ReportRule = {
     const at = instance.connections.findIndex((c) => c.clientIds.includes(second));
     report({
       connection: Math.max(at, 0),
-      message: `client instance ID ${instance.clientInstanceId} names ${instance.clientIds.length} ClientIds: ${instance.clientIds.map((c) => `"${sanitize(c)}"`).join(', ')}`,
+      message: `client instance ID ${instance.clientInstanceId} names ${instance.clientIds.length} ClientIds: ${instance.clientIds.map(quoted).join(', ')}`,
     });
   },
 };

@@ -1,6 +1,6 @@
 import { API } from '../../kafka/messages.js';
 import { uuidToBase64 } from '../../kafka/uuid.js';
-import { sanitize } from '../../report/sanitize.js';
+import { quoted } from '../../report/sanitize.js';
 import type { ConnectionRule } from './rule.js';
 
 export const memberIdMismatch: ConnectionRule = {
@@ -23,7 +23,7 @@ export const memberIdMismatch: ConnectionRule = {
     if (id === null || b.memberId === null || b.memberId === '') return;
     const expected = uuidToBase64(id);
     if (b.memberId !== expected) {
-      report({ message: `MemberId "${sanitize(b.memberId)}" is not the client instance ID ${expected}` });
+      report({ message: `MemberId ${quoted(b.memberId)} is not the client instance ID ${expected}` });
     }
   },
 };
