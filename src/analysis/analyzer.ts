@@ -4,6 +4,7 @@
  * turns each connection into a {@link ConnectionSummary} when it ends.
  */
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse, StreamNote } from '../kafka/conversation.js';
+import type { Endpoint } from '../tcp/types.js';
 import { API } from '../kafka/messages.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../report/time.js';
@@ -11,7 +12,7 @@ import { addDistinct, ConnState } from './connection-state.js';
 import { latencyBucket } from './latency.js';
 import { CONNECTION_RULES } from './rules/index.js';
 import type { ConnectionRule, RuleHit } from './rules/rule.js';
-import type { ConnectionSummary, Finding, Severity } from './types.js';
+import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.js';
 
 /** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
 const UNSUPPORTED_VERSION = 35;
@@ -21,6 +22,8 @@ export type FindingSink = (f: Finding) => void;
 
 /** Optional hooks for commands that want every request (kcid requests). */
 export interface RequestObserver {
+  /** The first packet of the input arrived (µs since the epoch). */
+  captureStart?(us: number): void;
   request?(s: ConnState, r: KafkaRequest): void;
   response?(s: ConnState, r: KafkaResponse): void;
   unanswered?(s: ConnState, r: KafkaRequest): void;
@@ -40,6 +43,16 @@ export class CaptureAnalyzer implements KafkaListener {
   readonly connections: ConnectionSummary[] = [];
   readonly kafkaPorts = new Set<number>();
   private readonly live = new Map<KafkaConnection, ConnState>();
+  private readonly shared = new Interner();
+  private judged: ConnState | null = null;
+  private judgedAt: KafkaRequest | KafkaResponse | null = null;
+  /**
+   * One report callback per connection rule, made once rather than per request: rules report
+   * while they are called, so the connection and message they judge are read from fields.
+   */
+  private readonly reporters = CONNECTION_RULES.map(
+    (rule) => (hit: RuleHit) => this.emit(rule, this.judged!, hit, this.judgedAt),
+  );
 
   constructor(
     private readonly input: number,
@@ -55,7 +68,8 @@ export class CaptureAnalyzer implements KafkaListener {
   request(c: KafkaConnection, r: KafkaRequest): void {
     const s = this.live.get(c);
     if (s === undefined) return;
-    this.runRules(s, r, (rule, report) => rule.onRequest?.(s, r, report));
+    this.judging(s, r);
+    for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onRequest?.(s, r, this.reporters[i]!);
     this.update(s, r);
     this.observer.request?.(s, r);
   }
@@ -63,7 +77,8 @@ export class CaptureAnalyzer implements KafkaListener {
   response(c: KafkaConnection, r: KafkaResponse): void {
     const s = this.live.get(c);
     if (s === undefined) return;
-    this.runRules(s, r, (rule, report) => rule.onResponse?.(s, r, report));
+    this.judging(s, r);
+    for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onResponse?.(s, r, this.reporters[i]!);
     s.responses++;
     s.lastUs = toMicros(r.tsSec, r.tsNsec);
     if (r.errorCode !== null && r.errorCode !== 0) s.errorResponses++;
@@ -111,11 +126,10 @@ export class CaptureAnalyzer implements KafkaListener {
     const s = this.live.get(c);
     if (s === undefined) return;
     this.live.delete(c);
-    for (const rule of CONNECTION_RULES) {
-      if (rule.onEnd !== undefined) rule.onEnd(s, (hit) => this.emit(rule, s, hit, null));
-    }
+    this.judging(s, null);
+    for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onEnd?.(s, this.reporters[i]!);
     this.observer.connectionEnd?.(s);
-    this.connections.push(summarize(s));
+    this.connections.push(summarize(s, this.shared));
   }
 
   /** Connections still open at the end of the capture are ended by the TCP stage's finish(). */
@@ -123,12 +137,10 @@ export class CaptureAnalyzer implements KafkaListener {
     return this.live.size;
   }
 
-  private runRules(
-    s: ConnState,
-    at: KafkaRequest | KafkaResponse,
-    call: (rule: ConnectionRule, report: (hit: RuleHit) => void) => void,
-  ): void {
-    for (const rule of CONNECTION_RULES) call(rule, (hit) => this.emit(rule, s, hit, at));
+  /** The connection and message the rules are judging, for {@link reporters}. */
+  private judging(s: ConnState, at: KafkaRequest | KafkaResponse | null): void {
+    this.judged = s;
+    this.judgedAt = at;
   }
 
   private emit(rule: ConnectionRule, s: ConnState, hit: RuleHit, at: KafkaRequest | KafkaResponse | null): void {
@@ -205,29 +217,150 @@ function allApiVersions(s: ConnState): boolean {
   return s.apis.size === 1 && s.apis.has(API.ApiVersions);
 }
 
-function summarize(s: ConnState): ConnectionSummary {
+/**
+ * A summary lives until the report, one per connection, so it is kept small: arrays are copied
+ * to their exact length (an array grown by push keeps room for 16 more) and sorted without
+ * Array#sort's scratch copy, and what many connections have in common is stored once.
+ */
+function summarize(s: ConnState, shared: Interner): ConnectionSummary {
   return {
     input: s.input,
     id: s.conn.tcp.id,
-    client: s.client,
+    client: flat(s.client),
     clientIp: s.conn.client.ip,
-    broker: s.broker,
+    broker: shared.endpoint(s.conn.broker, s.broker),
     startSeen: s.conn.startSeen,
     firstFrame: s.conn.tcp.firstFrame,
     firstUs: s.firstUs,
     lastUs: s.lastUs,
-    headerInstanceIds: s.headerIds,
+    headerInstanceIds: s.headerIds.length === 0 ? NONE : s.headerIds.slice(),
     telemetryInstanceId: s.telemetryId,
-    clientIds: s.clientIds,
-    software: s.software,
+    clientIds: shared.strings(s.clientIds),
+    software: shared.softwareIds(s.software),
     requests: s.requests,
     responses: s.responses,
     errorResponses: s.errorResponses,
-    apis: [...s.apis].sort((a, b) => a[0] - b[0]),
+    apis: sortedKeys(s.apis).map((key) => shared.pair(key, s.apis.get(key)!)),
     gaps: s.gaps,
     gapBytes: s.gapBytes,
     firstRequestFrame: s.firstRequestFrame,
     firstRequestUs: s.firstRequestUs,
-    latency: [...s.latency].sort((a, b) => a[0] - b[0]).flat(),
+    latency: flatHistogram(s.latency),
   };
+}
+
+/** The map's keys, ascending (insertion sort: these maps hold a handful of keys). */
+function sortedKeys(m: ReadonlyMap<number, number>): number[] {
+  const keys = new Array<number>(m.size);
+  let n = 0;
+  for (const key of m.keys()) {
+    let j = n++;
+    for (; j > 0 && keys[j - 1]! > key; j--) keys[j] = keys[j - 1]!;
+    keys[j] = key;
+  }
+  return keys;
+}
+
+/** bucket → count as [bucket, count, ...] by ascending bucket (see latency.ts). */
+function flatHistogram(m: ReadonlyMap<number, number>): number[] {
+  const keys = sortedKeys(m);
+  const out = new Array<number>(2 * keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    out[2 * i] = keys[i]!;
+    out[2 * i + 1] = m.get(keys[i]!)!;
+  }
+  return out;
+}
+
+/**
+ * The empty list every summary without such values shares. Summaries are read-only once made;
+ * shared values are frozen, so that a change made by mistake throws instead of leaking.
+ */
+const NONE = Object.freeze([]) as never[];
+
+/** Values kept at most by an {@link Interner} (a hostile capture may make every one distinct). */
+const MAX_INTERNED = 65_536;
+
+/**
+ * Values that many connections share (broker, ClientId, software), kept once per capture rather
+ * than once per connection. Past MAX_INTERNED values, new ones are kept as they come. (Client
+ * and broker addresses are shared already: the TCP stage makes one string per address.)
+ */
+class Interner {
+  private readonly known = new Map<string, string>();
+  private readonly endpoints = new Map<string, Map<number, string>>();
+  private readonly software = new Map<string, Map<string, SoftwareId>>();
+  private readonly pairs = new Map<number, Map<number, [number, number]>>();
+  private count = 0;
+
+  /** `text` ('ip:port') of an endpoint, found by its address string (shared) and port: no string hashing. */
+  endpoint(e: Endpoint, text: string): string {
+    let byPort = this.endpoints.get(e.ip);
+    const known = byPort?.get(e.port);
+    if (known !== undefined) return known;
+    if (this.count >= MAX_INTERNED) return text;
+    this.count++;
+    if (byPort === undefined) this.endpoints.set(e.ip, (byPort = new Map()));
+    byPort.set(e.port, flat(text));
+    return text;
+  }
+
+  string(text: string): string {
+    const known = this.known.get(text);
+    if (known !== undefined) return known;
+    if (this.count >= MAX_INTERNED) return text;
+    this.count++;
+    this.known.set(text, text);
+    return text;
+  }
+
+  /** [key, count] (an API and its request count): most connections share a few of these. Frozen: shared. */
+  pair(key: number, count: number): [number, number] {
+    let byCount = this.pairs.get(key);
+    const known = byCount?.get(count);
+    if (known !== undefined) return known;
+    const pair = Object.freeze([key, count]) as [number, number];
+    if (this.count >= MAX_INTERNED) return pair;
+    this.count++;
+    if (byCount === undefined) this.pairs.set(key, (byCount = new Map()));
+    byCount.set(count, pair);
+    return pair;
+  }
+
+  strings(texts: readonly string[]): string[] {
+    if (texts.length === 0) return NONE;
+    const out = new Array<string>(texts.length);
+    for (let i = 0; i < texts.length; i++) out[i] = this.string(texts[i]!);
+    return out;
+  }
+
+  softwareIds(ids: readonly SoftwareId[]): SoftwareId[] {
+    if (ids.length === 0) return NONE;
+    const out = new Array<SoftwareId>(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      let byVersion = this.software.get(id.name);
+      let known = byVersion?.get(id.version);
+      if (known === undefined) {
+        known = id;
+        if (this.count < MAX_INTERNED) {
+          this.count++;
+          if (byVersion === undefined) this.software.set(id.name, (byVersion = new Map()));
+          byVersion.set(id.version, id);
+        }
+      }
+      out[i] = known;
+    }
+    return out;
+  }
+}
+
+/**
+ * The same text as one flat string. Text built by concatenation ('ip:port') is a V8 "cons string"
+ * (two pointers to its parts) of about twice the size; reading a character flattens it, and the
+ * garbage collector then drops the cons wrapper.
+ */
+function flat(text: string): string {
+  text.charCodeAt(0);
+  return text;
 }

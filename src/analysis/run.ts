@@ -104,6 +104,11 @@ export async function analyzeInput(
   for (const [type, n] of [...net.unknownLinkTypes].sort((a, b) => a[0] - b[0])) {
     notes.push(`${n} packets on link type ${type}, which kcid does not decode, were skipped`);
   }
+  if (stats.truncatedPackets > 0) {
+    notes.push(
+      `${stats.truncatedPackets} packets were cut short by the capture's snapshot length (tcpdump -s): their missing bytes are gaps, and requests inside them are not seen`,
+    );
+  }
   if (net.ipFragments > 0) notes.push(`${net.ipFragments} IP fragments were skipped (kcid does not reassemble IP fragments)`);
   if (stats.truncatedAtFrame > 0) {
     const f: Finding = {

@@ -9,6 +9,7 @@ import { apiInfo, isValidVersion } from './apis.js';
 import { DecodeError } from './reader.js';
 import { decodeRequestHeader, responseHeaderVersion } from './headers.js';
 import type { RequestHeader } from './types.js';
+import { uuidEquals } from './uuid.js';
 import {
   bodyPrefixWanted,
   decodeRequestBody,
@@ -27,6 +28,10 @@ export interface KafkaOptions {
   maxFrameBytes: number;
   /** Requests awaiting a response kept per connection; the oldest is given up beyond this. */
   maxPendingRequests?: number;
+  /** Broker ports learned from connections whose SYN the capture saw (shared by the factory's conversations). */
+  learnedBrokerPorts?: Set<number>;
+  /** The time of the packet being processed, kept by the caller: gaps are dated by the packet that revealed them. */
+  clock?: { tsSec: number; tsNsec: number };
 }
 
 export interface KafkaRequest {
@@ -99,12 +104,24 @@ export interface KafkaListener {
 
 /** Bytes of each frame handed to the first decode attempt: enough for nearly every request header. */
 const INITIAL_HEAD = 96;
+/**
+ * The same for responses: the correlation id, the header's tagged fields and a top-level ErrorCode
+ * fit; the few bodies kcid reads ask for more. Copying no more than that matters on small frames.
+ */
+const INITIAL_RESPONSE_HEAD = 16;
 /** The largest prefix of one frame kcid ever keeps (headers with huge ClientIds or tags, and the bodies it reads). */
 const MAX_PREFIX = 64 * 1024;
 /** Smallest request: int16 key, int16 version, int32 correlation id (header v0). */
 const MIN_REQUEST_BYTES = 8;
+/** Smallest response: int32 correlation id. */
+const MIN_RESPONSE_BYTES = 4;
 /** Bytes kept per direction while deciding whether an unknown port carries Kafka. */
 const PROBE_BYTES = 4096;
+/**
+ * Pieces kept while deciding. Data pieces are bounded by PROBE_BYTES, but a gap costs no bytes:
+ * a run of bare ACKs acknowledging bytes never captured would otherwise grow the probe forever.
+ */
+const MAX_PROBE_CHUNKS = 1024;
 const DEFAULT_MAX_PENDING = 1024;
 
 /** KIP-43 / KIP-152: after SaslHandshake v0 the client and broker exchange bare size-prefixed tokens. */
@@ -124,7 +141,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   private probeBytes: [number, number] = [0, 0];
   private requestFramer: Framer | null = null;
   private responseFramer: Framer | null = null;
-  private readonly pending = new Map<number, KafkaRequest>();
+  private readonly pending = new PendingRequests();
   private readonly maxPending: number;
   private tsSec = 0;
   private tsNsec = 0;
@@ -137,6 +154,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   private saslRaw = false;
   private saslHandshakeCorrelation = 0;
   private firstClientByte = true;
+  /** The last request header's ClientInstanceId, as kept by keepInstanceId(). */
+  private lastInstanceId: Uint8Array | null = null;
 
   constructor(
     readonly tcp: TcpConnection,
@@ -154,7 +173,12 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
     } else if (aKafka) {
       this.decide(1);
     } else if (opts.detect) {
-      this.probe = [];
+      // A port already seen as a broker (the target of a SYN that carried Kafka) settles the roles of a
+      // connection whose start the capture missed, where its first bytes could be a response.
+      const learned = opts.learnedBrokerPorts;
+      if (learned?.has(tcp.b.port) === true && !learned.has(tcp.a.port)) this.decide(0);
+      else if (learned?.has(tcp.a.port) === true && !learned.has(tcp.b.port)) this.decide(1);
+      else this.probe = [];
     } else {
       this.ignore();
     }
@@ -186,8 +210,14 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
 
   gap(dir: Direction, bytes: number, frame: number): void {
     if (this.ignored) return;
+    const clock = this.opts.clock;
+    if (clock !== undefined) {
+      this.tsSec = clock.tsSec;
+      this.tsNsec = clock.tsNsec;
+    }
     if (!this.decided) {
-      this.probe!.push({ dir, bytes: null, gap: bytes, frame, tsSec: this.tsSec, tsNsec: this.tsNsec });
+      if (this.probe!.length >= MAX_PROBE_CHUNKS) this.ignore();
+      else this.probe!.push({ dir, bytes: null, gap: bytes, frame, tsSec: this.tsSec, tsNsec: this.tsNsec });
       return;
     }
     this.firstClientByte = false;
@@ -208,8 +238,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
     if (!this.decided || this.ignored) return;
     this.requestFramer!.end(this.tsSec, this.tsNsec);
     this.responseFramer!.end(this.tsSec, this.tsNsec);
-    for (const r of this.pending.values()) this.listener.unanswered(this, r);
-    this.pending.clear();
+    for (let r = this.pending.removeOldest(); r !== undefined; r = this.pending.removeOldest()) this.listener.unanswered(this, r);
     this.listener.connectionEnd(this, reason);
   }
 
@@ -243,9 +272,10 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       this.client = this.tcp.b;
       this.broker = this.tcp.a;
     }
+    if (this.startSeen) this.opts.learnedBrokerPorts?.add(this.broker.port);
     const framerOpts = { maxFrameBytes: this.opts.maxFrameBytes, initialHead: INITIAL_HEAD, maxPrefixBytes: MAX_PREFIX };
     this.requestFramer = new Framer(new RequestSink(this), { ...framerOpts, minFrameBytes: MIN_REQUEST_BYTES });
-    this.responseFramer = new Framer(new ResponseSink(this), { ...framerOpts, minFrameBytes: 4 });
+    this.responseFramer = new Framer(new ResponseSink(this), { ...framerOpts, initialHead: INITIAL_RESPONSE_HEAD, minFrameBytes: MIN_RESPONSE_BYTES });
     this.listener.connectionStart(this, this.tcp.firstFrame, this.tcp.firstTsSec, this.tcp.firstTsNsec);
   }
 
@@ -343,7 +373,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
         this.currentRequestIsToken = true;
         return headLen;
       }
-      this.saslRaw = false;
+      this.setSaslRaw(false);
     }
     if (headLen < 8) return -1;
     const apiKey = head.readInt16BE(0);
@@ -360,9 +390,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       if (!whole && headLen < MAX_PREFIX) return Math.min(size, headLen * 4, MAX_PREFIX);
       return -1;
     }
-    // The header's UUID points into the framer's prefix buffer, which the next frame reuses.
-    // (Not .slice(): on a Buffer that is a view, not a copy.)
-    if (header.clientInstanceId !== null) header.clientInstanceId = new Uint8Array(header.clientInstanceId);
+    if (header.clientInstanceId !== null) header.clientInstanceId = this.keepInstanceId(header.clientInstanceId);
     if (!known) {
       // An API kcid does not know (newer than its table) is kept if its header looks sane.
       if (apiKey < 0 || apiVersion < 0 || apiVersion > 200 || header.correlationId < 0) return -1;
@@ -412,6 +440,18 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
     return headLen;
   }
 
+  /**
+   * A header's UUID points into the framer's prefix buffer, which the next frame reuses, so it is
+   * copied (not .slice(): on a Buffer that is a view). A client repeats the same ID on every
+   * request of a connection: an ID equal to the last one is that same copy, made once.
+   */
+  private keepInstanceId(id: Uint8Array): Uint8Array {
+    const last = this.lastInstanceId;
+    if (last !== null && uuidEquals(last, id)) return last;
+    this.lastInstanceId = new Uint8Array(id);
+    return this.lastInstanceId;
+  }
+
   requestEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     if (this.currentRequestIsToken) {
       this.currentRequestIsToken = false;
@@ -427,18 +467,10 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
     if (!complete) this.noteTruncated('client', frame, r.size);
     if (r.expectsResponse) {
       const correlation = r.header.correlationId;
-      const previous = this.pending.get(correlation);
-      if (previous !== undefined) {
-        this.pending.delete(correlation);
-        this.listener.unanswered(this, previous);
-      }
-      this.pending.set(correlation, r);
-      if (this.pending.size > this.maxPending) {
-        const oldest = this.pending.keys().next().value as number;
-        const evicted = this.pending.get(oldest)!;
-        this.pending.delete(oldest);
-        this.listener.unanswered(this, evicted);
-      }
+      const previous = this.pending.delete(correlation);
+      if (previous !== undefined) this.listener.unanswered(this, previous);
+      this.pending.add(correlation, r);
+      if (this.pending.size > this.maxPending) this.listener.unanswered(this, this.pending.removeOldest()!);
     }
     if (r.header.apiKey === SASL_HANDSHAKE) this.saslHandshakeCorrelation = r.header.correlationId;
     this.listener.request(this, r);
@@ -499,10 +531,16 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
     if (!complete) this.noteTruncated('broker', frame, r.size);
     if (r.request !== null) this.pending.delete(r.correlationId);
     if (r.request !== null && r.request.header.apiKey === SASL_HANDSHAKE && r.request.header.apiVersion === 0 && r.errorCode === 0) {
-      // KIP-43: with SaslHandshake v0 the tokens that follow carry no Kafka header.
-      this.saslRaw = true;
+      // KIP-43: with SaslHandshake v0 the tokens that follow carry no Kafka header, and may be empty.
+      this.setSaslRaw(true);
     }
     this.listener.response(this, r);
+  }
+
+  private setSaslRaw(on: boolean): void {
+    this.saslRaw = on;
+    this.requestFramer!.minimumFrameBytes = on ? 0 : MIN_REQUEST_BYTES;
+    this.responseFramer!.minimumFrameBytes = on ? 0 : MIN_RESPONSE_BYTES;
   }
 
   desync(from: 'client' | 'broker', skipped: number, reason: string, frame: number): void {
@@ -527,6 +565,52 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       bytes: size,
       message: `a ${size}-byte ${from === 'client' ? 'request' : 'response'} is incomplete in the capture`,
     });
+  }
+}
+
+/**
+ * Requests awaiting their response, oldest first. A broker answers the requests of a connection in
+ * the order they were sent (protocol guide, "Network"), so the one looked for is nearly always the
+ * first: two arrays searched from the front, rather than a Map whose table a set and a delete per
+ * request keep reallocating. The owner bounds the count (maxPendingRequests), so searches stay short.
+ */
+class PendingRequests {
+  private readonly ids: number[] = [];
+  private readonly requests: KafkaRequest[] = [];
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  get(correlationId: number): KafkaRequest | undefined {
+    const i = this.ids.indexOf(correlationId);
+    return i < 0 ? undefined : this.requests[i];
+  }
+
+  has(correlationId: number): boolean {
+    return this.ids.indexOf(correlationId) >= 0;
+  }
+
+  add(correlationId: number, r: KafkaRequest): void {
+    this.ids.push(correlationId);
+    this.requests.push(r);
+  }
+
+  /** Removes the request with this correlation id; returns it, or undefined when none waits. */
+  delete(correlationId: number): KafkaRequest | undefined {
+    const i = this.ids.indexOf(correlationId);
+    if (i < 0) return undefined;
+    if (i === 0) {
+      this.ids.shift();
+      return this.requests.shift();
+    }
+    this.ids.splice(i, 1);
+    return this.requests.splice(i, 1)[0];
+  }
+
+  removeOldest(): KafkaRequest | undefined {
+    this.ids.shift();
+    return this.requests.shift();
   }
 }
 
@@ -577,10 +661,14 @@ function withSize(head: Buffer, headLen: number, size: number): Buffer {
 
 /** The one place that turns the TCP stage's connections into Kafka conversations. */
 export class KafkaStreamFactory {
+  private readonly opts: KafkaOptions;
+
   constructor(
     private readonly listener: KafkaListener,
-    private readonly opts: KafkaOptions,
-  ) {}
+    opts: KafkaOptions,
+  ) {
+    this.opts = { ...opts, learnedBrokerPorts: opts.learnedBrokerPorts ?? new Set() };
+  }
   open(conn: TcpConnection): StreamHandler {
     return new KafkaConversation(conn, this.listener, this.opts);
   }

@@ -57,7 +57,8 @@ type State = typeof SIZE | typeof PREFIX | typeof SKIP | typeof RESYNC;
 
 export class Framer {
   private state: State = SIZE;
-  private readonly sizeBytes = Buffer.alloc(4);
+  /** The int32 size gathered so far, big-endian, when a segment boundary cuts it. */
+  private sizeValue = 0;
   private sizeHave = 0;
   private frameSize = 0;
   /** Bytes of the current frame consumed so far (prefix + skipped). */
@@ -73,12 +74,14 @@ export class Framer {
   private resyncFrame = 0;
   private lastFrame = 0;
   private readonly windowCapacity: number;
+  private minFrameBytes: number;
 
   constructor(
     private readonly sink: FrameSink,
     private readonly opts: FramerOptions,
   ) {
     this.windowCapacity = Math.max(4 * SCAN_WINDOW, opts.initialHead + 8);
+    this.minFrameBytes = opts.minFrameBytes;
   }
 
   /** True while the framer is between frames (no partial frame pending). */
@@ -98,15 +101,16 @@ export class Framer {
         case SIZE:
           if (this.sizeHave === 0 && end - off >= 4) {
             off += 4;
-            this.beginFrame(buf.readInt32BE(off - 4), frame);
+            this.beginFrame(buf.readInt32BE(off - 4), frame, tsSec, tsNsec);
           } else {
-            this.sizeBytes[this.sizeHave++] = buf[off++]!;
-            if (this.sizeHave === 4) this.beginFrame(this.sizeBytes.readInt32BE(0), frame);
+            // `<<` works on int32: after the fourth byte this is readInt32BE's value.
+            this.sizeValue = (this.sizeValue << 8) | buf[off++]!;
+            if (++this.sizeHave === 4) this.beginFrame(this.sizeValue, frame, tsSec, tsNsec);
           }
           break;
         case PREFIX: {
           const n = Math.min(this.prefixWant - this.prefixHave, end - off);
-          buf.copy(this.prefix!, this.prefixHave, off, off + n);
+          copyBytes(buf, off, this.prefix!, this.prefixHave, n);
           this.prefixHave += n;
           this.frameHave += n;
           off += n;
@@ -164,17 +168,19 @@ export class Framer {
     }
     this.state = SIZE;
     this.sizeHave = 0;
+    this.sizeValue = 0;
     this.prefix = null;
     this.window = null;
   }
 
-  private beginFrame(size: number, frame: number): void {
+  private beginFrame(size: number, frame: number, tsSec: number, tsNsec: number): void {
     this.sizeHave = 0;
-    if (size < this.opts.minFrameBytes || size > this.opts.maxFrameBytes) {
+    this.sizeValue = 0;
+    if (size < this.minFrameBytes || size > this.opts.maxFrameBytes) {
       const reason =
         size > this.opts.maxFrameBytes
           ? `frame size ${size} exceeds the maximum of ${this.opts.maxFrameBytes} bytes`
-          : `frame size ${size} is below the minimum of ${this.opts.minFrameBytes} bytes`;
+          : `frame size ${size} is below the minimum of ${this.minFrameBytes} bytes`;
       this.enterResync(reason, frame);
       this.replay(int32Bytes(size), 0, 4);
       this.dropWindow(1); // a frame cannot start where one was just refused
@@ -186,6 +192,16 @@ export class Framer {
     this.prefixWant = Math.min(size, this.opts.initialHead);
     this.prefix = this.bufferFor(this.prefixWant);
     this.state = PREFIX;
+    if (size === 0) {
+      // An empty frame (a SASL token can be empty) is whole as soon as its size is.
+      this.askSink(frame);
+      if ((this.state as State) === SKIP) this.finishFrame(frame, tsSec, tsNsec);
+    }
+  }
+
+  /** The smallest size that is a frame; the conversation lowers it to 0 while SASL tokens flow. */
+  set minimumFrameBytes(n: number) {
+    this.minFrameBytes = n;
   }
 
   private askSink(frame: number): void {
@@ -265,6 +281,7 @@ export class Framer {
           this.windowLen = 0;
           this.state = SIZE;
           this.sizeHave = 0;
+          this.sizeValue = 0;
           this.data(rest, 0, rest.length, frame, tsSec, tsNsec);
           return off;
         }
@@ -281,6 +298,18 @@ export class Framer {
     this.skipped = 0;
     this.resyncReason = '';
   }
+}
+
+/**
+ * src[from, from + n) to dst[to..]. Buffer#copy makes a Uint8Array view of the source on every
+ * call, which costs more than copying a few bytes one at a time (frame heads are often short).
+ */
+function copyBytes(src: Buffer, from: number, dst: Buffer, to: number, n: number): void {
+  if (n > 32) {
+    src.copy(dst, to, from, from + n);
+    return;
+  }
+  for (let i = 0; i < n; i++) dst[to + i] = src[from + i]!;
 }
 
 function int32Bytes(v: number): Buffer {

@@ -39,9 +39,9 @@ const list = (values: readonly string[], empty = '-'): string => (values.length 
 
 export function renderInstances(report: Report, style: Style): string {
   if (report.instances.length === 0) return 'No client instances.';
-  const t = table(['Client instance ID', 'Source', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'First seen', 'Last seen'], style);
+  const rows: string[][] = [];
   for (const i of report.instances) {
-    t.push([
+    rows.push([
       i.clientInstanceId ?? style.dim('(none)'),
       i.source,
       list(i.clientIds, style.dim('(null)')),
@@ -54,7 +54,7 @@ export function renderInstances(report: Report, style: Style): string {
       clock(i.lastUs),
     ]);
   }
-  return t.toString();
+  return rowsTable(['Client instance ID', 'Source', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'First seen', 'Last seen'], style, rows);
 }
 
 function findingRow(f: Finding, report: Report, style: Style): string[] {
@@ -76,12 +76,52 @@ export function renderFindings(report: Report, style: Style, width: number): str
   if (report.findings.length === 0) return 'No findings.';
   const rows = report.findings.map((f) => findingRow(f, report, style));
   const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
-  const fixed = [0, 1, 2, 3, 4, 5].map((i) => Math.max(...rows.map((r) => plain(r[i]!).length), ['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr'][i]!.length) + 2);
+  // Loops, not Math.max(...rows): spreading a few hundred thousand findings overflows the stack.
+  const fixed = ['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr'].map((title) => title.length);
+  let longest = 0;
+  for (const r of rows) {
+    for (let i = 0; i < fixed.length; i++) fixed[i] = Math.max(fixed[i]!, plain(r[i]!).length);
+    longest = Math.max(longest, r[6]!.length);
+  }
+  for (let i = 0; i < fixed.length; i++) fixed[i] = fixed[i]! + 2;
   const used = fixed.reduce((a, b) => a + b, 0) + 8; // borders
-  const message = Math.max(30, Math.min(width - used, Math.max(...rows.map((r) => r[6]!.length)) + 2));
-  const t = table(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr', 'Message'], style, [...fixed, message]);
-  for (const r of rows) t.push(r);
-  return t.toString();
+  const message = Math.max(30, Math.min(width - used, longest + 2));
+  return rowsTable(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr', 'Message'], style, rows, [...fixed, message]);
+}
+
+/**
+ * cli-table3 lays a table out in time quadratic in its rows (every cell is checked against every
+ * earlier one for row and column spans): 50,000 findings took minutes. Longer tables are built
+ * ROWS_PER_TABLE rows at a time with the same column widths and joined, which prints exactly
+ * what one table would (compact tables have no line between rows).
+ */
+const ROWS_PER_TABLE = 500;
+
+function rowsTable(head: string[], style: Style, rows: readonly string[][], colWidths?: number[]): string {
+  const build = (withHead: boolean, widths: number[] | undefined, from: number): string[] => {
+    const t = table(withHead ? head : [], style, widths);
+    for (let i = from; i < Math.min(rows.length, from + ROWS_PER_TABLE); i++) t.push(rows[i]!);
+    return t.toString().split('\n');
+  };
+  if (rows.length <= ROWS_PER_TABLE) return build(true, colWidths, 0).join('\n');
+  let widths = colWidths;
+  if (widths === undefined) {
+    // Each column as wide as the widest piece made it, read from each piece's top border.
+    const w = head.map(() => 0);
+    for (let from = 0; from < rows.length; from += ROWS_PER_TABLE) {
+      const top = build(from === 0, undefined, from)[0]!.replace(/\x1b\[[0-9;]*m/g, '');
+      top.slice(1, -1).split('┬').forEach((seg, i) => (w[i] = Math.max(w[i]!, seg.length)));
+    }
+    widths = w;
+  }
+  const lines: string[] = [];
+  for (let from = 0; from < rows.length; from += ROWS_PER_TABLE) {
+    const piece = build(from === 0, widths, from);
+    // Keep the first piece's top border and header and the last piece's bottom border only.
+    const last = from + ROWS_PER_TABLE >= rows.length;
+    for (let i = from === 0 ? 0 : 1; i < piece.length - (last ? 0 : 1); i++) lines.push(piece[i]!);
+  }
+  return lines.join('\n');
 }
 
 /** `width`: the terminal's columns (a fixed 200 when not a terminal, so files and CI logs are stable). */

@@ -10,10 +10,16 @@ export type EndReason = Parameters<StreamHandler['end']>[0];
 
 /** Where a connection sits in the connection table (see table.ts), and which endpoint is A. */
 export interface TupleKey {
-  /** IPv4: each endpoint as address * 65536 + port; `lo`/`hi` are the smaller and larger. */
-  lo: number;
-  hi: number;
-  aNum: number;
+  /**
+   * IPv4: the two endpoints, the smaller (address, port) first: addresses as signed 32-bit
+   * integers, ports as (smaller's << 16) | larger's; whether A is the smaller one; the table's
+   * hash of the three.
+   */
+  loIp: number;
+  hiIp: number;
+  ports: number;
+  aIsLo: boolean;
+  hash: number;
   /** IPv6: each endpoint as 16 address bytes (latin1) + port char; '' for IPv4. */
   key6: string;
   a6: string;

@@ -154,7 +154,7 @@ export class HalfStream {
 
   /** Drop buffered bytes (the connection is ignored or over). */
   release(): void {
-    this.chunks = [];
+    this.chunks.length = 0;
     this.bufferedBytes = 0;
   }
 

@@ -16,6 +16,8 @@ const DEFAULT_MAX_BUFFERED_SEGMENTS = 4096;
 const DEFAULT_MAX_CONNECTIONS = 100_000;
 const DEFAULT_IDLE_TIMEOUT_SEC = 600;
 const DEFAULT_MAX_RECENTLY_CLOSED = 10_000;
+/** IPv4 address texts kept for reuse; the cache starts over beyond this. */
+const MAX_ADDRESS_TEXTS = 65_536;
 
 /** Ports from here up are the IANA dynamic range (RFC 6335 §6) that clients' ephemeral ports mostly come from. */
 const EPHEMERAL_PORT_MIN = 32768;
@@ -56,6 +58,8 @@ export class Reassembler {
   private readonly idleTimeoutSec: number;
   private readonly maxRecentlyClosed: number;
   private nextId = 1;
+  /** IPv4 address texts by address (see addressText). */
+  private readonly ipv4Texts = new Map<number, string>();
   /** Capture time: the latest packet second seen. Never goes back, so the live list is ordered by it. */
   private now = -Infinity;
 
@@ -117,8 +121,8 @@ export class Reassembler {
       this.stats.retiredConnections++;
       this.retire(this.live.head!, 'evicted');
     }
-    const src: Endpoint = { ip: formatAddress(s.data, s.srcAddrOff, s.ipVersion), port: s.srcPort };
-    const dst: Endpoint = { ip: formatAddress(s.data, s.dstAddrOff, s.ipVersion), port: s.dstPort };
+    const src: Endpoint = { ip: this.addressText(s.data, s.srcAddrOff, s.ipVersion), port: s.srcPort };
+    const dst: Endpoint = { ip: this.addressText(s.data, s.dstAddrOff, s.ipVersion), port: s.dstPort };
     const conn = new Conn(this.nextId++, sourceIsA ? src : dst, sourceIsA ? dst : src, synSeen,
       s.frame, s.tsSec, s.tsNsec, this.table.keyForLast(sourceIsA), this.limits, this.stats);
     conn.lastSec = this.now;
@@ -127,6 +131,22 @@ export class Reassembler {
     this.stats.connections++;
     conn.handler = this.factory.open(conn);
     return conn;
+  }
+
+  /**
+   * An address as text. A broker, and a client host, open many connections: IPv4 texts are kept
+   * by address and made once, so that every connection of a host shares one string.
+   */
+  private addressText(buf: Buffer, off: number, ipVersion: 4 | 6): string {
+    if (ipVersion === 6) return formatAddress(buf, off, 6);
+    const key = (buf[off]! << 24) | (buf[off + 1]! << 16) | (buf[off + 2]! << 8) | buf[off + 3]!;
+    let text = this.ipv4Texts.get(key);
+    if (text === undefined) {
+      text = formatAddress(buf, off, 4);
+      if (this.ipv4Texts.size >= MAX_ADDRESS_TEXTS) this.ipv4Texts.clear();
+      this.ipv4Texts.set(key, text);
+    }
+    return text;
   }
 
   private onLive(conn: Conn, s: TcpSegment, dir: Direction): void {

@@ -1,35 +1,43 @@
 /**
- * Connections by 4-tuple, looked up once per packet without building a string for IPv4:
- * each endpoint is address * 65536 + port (48 bits, an exact JS number), the smaller one keys
- * an outer Map and the larger one an inner Map. IPv6 endpoints become 17-char strings.
+ * Connections by 4-tuple, looked up once per packet without allocating. IPv4 tuples live in an
+ * open-addressing hash table (linear probing, deletion by backward shift, so no tombstones)
+ * keyed by the two endpoints as integers, the smaller endpoint first; the hash is seeded per
+ * table so that a capture cannot be crafted to make every tuple collide. IPv6 endpoints become
+ * 17-char strings in a Map.
  */
 
 import type { TcpSegment } from '../net/types.js';
 import type { Conn, TupleKey } from './connection.js';
 import type { Direction } from './types.js';
 
+const INITIAL_SLOTS = 1024;
+/**
+ * Each slot's key is kept beside the table, 4 integers a slot (hash, smaller address, larger
+ * address, the two ports): a probe compares them in one place, without visiting the connection.
+ */
+const KEY_INTS = 4;
+
 export class ConnTable {
-  private readonly v4 = new Map<number, Map<number, Conn>>();
+  private slots: (Conn | null)[] = new Array<Conn | null>(INITIAL_SLOTS).fill(null);
+  private keys = new Int32Array(INITIAL_SLOTS * KEY_INTS);
+  private mask = INITIAL_SLOTS - 1;
+  private count = 0;
+  private readonly seed = (Math.random() * 0x100000000) | 0;
   private readonly v6 = new Map<string, Conn>();
+  /** The IPv4 connection found last: segments come in runs on one connection. */
+  private last: Conn | null = null;
   /** Direction of the last segment found, relative to its connection (0: from A). */
   dir: Direction = 0;
   // The last segment's endpoints, kept for keyForLast().
-  private src = 0;
-  private dst = 0;
+  private loIp = 0;
+  private hiIp = 0;
+  private ports = 0;
+  private srcIsLo = false;
   private src6 = '';
   private dst6 = '';
 
   find(s: TcpSegment): Conn | undefined {
-    if (s.ipVersion === 4) {
-      const src = endpoint4(s.data, s.srcAddrOff, s.srcPort);
-      const dst = endpoint4(s.data, s.dstAddrOff, s.dstPort);
-      this.src = src;
-      this.dst = dst;
-      this.src6 = '';
-      const conn = src < dst ? this.v4.get(src)?.get(dst) : this.v4.get(dst)?.get(src);
-      if (conn !== undefined) this.dir = conn.key.aNum === src ? 0 : 1;
-      return conn;
-    }
+    if (s.ipVersion === 4) return this.find4(s);
     const src = endpoint6(s.data, s.srcAddrOff, s.srcPort);
     const dst = endpoint6(s.data, s.dstAddrOff, s.dstPort);
     this.src6 = src;
@@ -39,46 +47,140 @@ export class ConnTable {
     return conn;
   }
 
+  private find4(s: TcpSegment): Conn | undefined {
+    const d = s.data;
+    const srcIp = int32(d, s.srcAddrOff);
+    const dstIp = int32(d, s.dstAddrOff);
+    const srcIsLo = srcIp < dstIp || (srcIp === dstIp && s.srcPort <= s.dstPort);
+    const loIp = srcIsLo ? srcIp : dstIp;
+    const hiIp = srcIsLo ? dstIp : srcIp;
+    const ports = srcIsLo ? (s.srcPort << 16) | s.dstPort : (s.dstPort << 16) | s.srcPort;
+    this.loIp = loIp;
+    this.hiIp = hiIp;
+    this.ports = ports;
+    this.srcIsLo = srcIsLo;
+    this.src6 = '';
+    const last = this.last;
+    if (last !== null) {
+      const k = last.key;
+      if (k.loIp === loIp && k.hiIp === hiIp && k.ports === ports) {
+        this.dir = k.aIsLo === srcIsLo ? 0 : 1;
+        return last;
+      }
+    }
+    const hash = this.hash4(loIp, hiIp, ports);
+    const { keys, mask } = this;
+    for (let i = hash & mask; ; i = (i + 1) & mask) {
+      const at = i * KEY_INTS;
+      if (keys[at] === hash && keys[at + 1] === loIp && keys[at + 2] === hiIp && keys[at + 3] === ports) {
+        const conn = this.slots[i]!;
+        if (conn === null) return undefined; // an empty slot whose zeros happened to match
+        this.dir = conn.key.aIsLo === srcIsLo ? 0 : 1;
+        this.last = conn;
+        return conn;
+      }
+      if (this.slots[i] === null) return undefined;
+    }
+  }
+
   /** The key of a new connection for the segment last passed to find(). */
   keyForLast(sourceIsA: boolean): TupleKey {
     if (this.src6 === '') {
-      const { src, dst } = this;
-      return { lo: Math.min(src, dst), hi: Math.max(src, dst), aNum: sourceIsA ? src : dst, key6: '', a6: '' };
+      const { loIp, hiIp, ports } = this;
+      const hash = this.hash4(loIp, hiIp, ports);
+      return { loIp, hiIp, ports, aIsLo: sourceIsA === this.srcIsLo, hash, key6: '', a6: '' };
     }
     const { src6, dst6 } = this;
-    return { lo: 0, hi: 0, aNum: 0, key6: src6 < dst6 ? src6 + dst6 : dst6 + src6, a6: sourceIsA ? src6 : dst6 };
+    const key6 = src6 < dst6 ? src6 + dst6 : dst6 + src6;
+    return { loIp: 0, hiIp: 0, ports: 0, aIsLo: false, hash: 0, key6, a6: sourceIsA ? src6 : dst6 };
   }
 
   add(conn: Conn): void {
-    const { lo, hi, key6 } = conn.key;
-    if (key6 !== '') {
-      this.v6.set(key6, conn);
+    if (conn.key.key6 !== '') {
+      this.v6.set(conn.key.key6, conn);
       return;
     }
-    let inner = this.v4.get(lo);
-    if (inner === undefined) {
-      inner = new Map();
-      this.v4.set(lo, inner);
-    }
-    inner.set(hi, conn);
+    if (2 * (this.count + 1) > this.slots.length) this.grow();
+    this.place(this.slots, this.keys, this.mask, conn);
+    this.count++;
   }
 
   /** Remove `conn` if it is still the connection registered for its 4-tuple. */
   remove(conn: Conn): void {
-    const { lo, hi, key6 } = conn.key;
-    if (key6 !== '') {
-      if (this.v6.get(key6) === conn) this.v6.delete(key6);
+    if (this.last === conn) this.last = null;
+    const key = conn.key;
+    if (key.key6 !== '') {
+      if (this.v6.get(key.key6) === conn) this.v6.delete(key.key6);
       return;
     }
-    const inner = this.v4.get(lo);
-    if (inner?.get(hi) !== conn) return;
-    inner.delete(hi);
-    if (inner.size === 0) this.v4.delete(lo);
+    const { slots, keys, mask } = this;
+    let i = key.hash & mask;
+    for (; slots[i] !== conn; i = (i + 1) & mask) if (slots[i] === null) return;
+    // Backward shift: move later members of the probe run into the hole when their home slot
+    // is not between the hole and them, so that every lookup still finds them.
+    for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
+      const next = slots[j]!;
+      if (next === null) break;
+      const home = next.key.hash & mask;
+      if (((j - home) & mask) >= ((j - i) & mask)) {
+        slots[i] = next;
+        keys.copyWithin(i * KEY_INTS, j * KEY_INTS, (j + 1) * KEY_INTS);
+        i = j;
+      }
+    }
+    slots[i] = null;
+    keys.fill(0, i * KEY_INTS, (i + 1) * KEY_INTS);
+    this.count--;
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    const slots = new Array<Conn | null>(old.length * 2).fill(null);
+    const keys = new Int32Array(slots.length * KEY_INTS);
+    const mask = slots.length - 1;
+    for (const conn of old) if (conn !== null) this.place(slots, keys, mask, conn);
+    this.slots = slots;
+    this.keys = keys;
+    this.mask = mask;
+  }
+
+  private place(slots: (Conn | null)[], keys: Int32Array, mask: number, conn: Conn): void {
+    const k = conn.key;
+    let i = k.hash & mask;
+    while (slots[i] !== null) i = (i + 1) & mask;
+    slots[i] = conn;
+    const at = i * KEY_INTS;
+    keys[at] = k.hash;
+    keys[at + 1] = k.loIp;
+    keys[at + 2] = k.hiIp;
+    keys[at + 3] = k.ports;
+  }
+
+  /** MurmurHash3's 32-bit mixing of the three integers, seeded. */
+  private hash4(loIp: number, hiIp: number, ports: number): number {
+    let h = this.seed;
+    h = mix(h, loIp);
+    h = mix(h, hiIp);
+    h = mix(h, ports);
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    return (h ^ (h >>> 16)) | 0;
   }
 }
 
-function endpoint4(d: Buffer, off: number, port: number): number {
-  return (d[off]! * 0x1000000 + ((d[off + 1]! << 16) | (d[off + 2]! << 8) | d[off + 3]!)) * 0x10000 + port;
+function mix(h: number, k: number): number {
+  k = Math.imul(k, 0xcc9e2d51);
+  k = (k << 15) | (k >>> 17);
+  h ^= Math.imul(k, 0x1b873593);
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+/** A big-endian int32 from its bytes (without Buffer#readInt32BE's argument checks: this is per packet). */
+function int32(d: Buffer, off: number): number {
+  return (d[off]! << 24) | (d[off + 1]! << 16) | (d[off + 2]! << 8) | d[off + 3]!;
 }
 
 function endpoint6(d: Buffer, off: number, port: number): string {

@@ -16,6 +16,9 @@ export interface ConnOptions {
   /** Default true: the capture sees SYN, SYN+ACK, ACK. */
   handshake?: boolean;
   mss?: number;
+  /** Initial sequence numbers (a reused port gets a new one). */
+  clientIsn?: number;
+  serverIsn?: number;
 }
 
 export interface SendRequest {
@@ -41,7 +44,13 @@ export class KafkaConn {
     private readonly scenario: Scenario,
     o: ConnOptions,
   ) {
-    this.tcp = new TcpConversation({ client: o.client, server: o.broker, ...(o.mss === undefined ? {} : { mss: o.mss }) });
+    this.tcp = new TcpConversation({
+      client: o.client,
+      server: o.broker,
+      ...(o.mss === undefined ? {} : { mss: o.mss }),
+      ...(o.clientIsn === undefined ? {} : { clientIsn: o.clientIsn }),
+      ...(o.serverIsn === undefined ? {} : { serverIsn: o.serverIsn }),
+    });
     if (o.handshake !== false) scenario.add(this.tcp.handshake());
   }
 

@@ -1,0 +1,395 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: kcid against the read limit (`cat FILE > /dev/null`) and tshark on generated
+ * captures, with a scaling run that shows how time and peak memory grow with the input.
+ *
+ *   node scripts/bench/run.mjs [--quick] [--size 1GiB] [--small-size 200MB] [--only produce,chatty]
+ *                              [--json results.json] [--dir DIR] [--seed 1] [--repeat 3]
+ *                              [--no-tshark] [--no-scaling] [--no-multi] [--tshark-budget 60]
+ *                              [--kcid bin/kcid]
+ *
+ * Inputs are generated at run time into a temporary folder (removed at the end unless --dir is
+ * given). Every program runs as a child of this one, one at a time, on files already in the page
+ * cache; times are medians of --repeat runs, peak RSS is the child's own (GNU time's %M).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generate, SCENARIOS } from './lib/scenarios.mjs';
+import { hasGnuTime, measure, medianOf, which } from './lib/measure.mjs';
+import { writePcapPrefix } from './lib/prefix.mjs';
+import { formatBytes, parseBytes } from './lib/units.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+let KCID = join(ROOT, 'bin/kcid');
+const KCID_RSS_WRAPPER = join(ROOT, 'scripts/bench/lib/kcid-rss.mjs');
+const GiB = 1024 ** 3;
+
+/** What each input is called in the table, and whether --size (big) or --small-size sets it. */
+const INPUTS = {
+  produce: { label: 'produce-heavy', big: true },
+  fetch: { label: 'fetch-heavy', big: true },
+  chatty: { label: 'chatty', big: false },
+  telemetry: { label: 'KIP-1313 telemetry mix', big: false },
+};
+
+/** The issue's targets (issue 3), checked at the end. */
+const TARGETS = {
+  minCatRatio: 0.25, // produce/fetch: kcid MB/s >= 25% of cat's
+  minTsharkRatio: 50, // produce/fetch: kcid MB/s >= 50x tshark's
+  minChattyPacketsPerSec: 1e6,
+  maxRssMB: 150,
+  maxFullOverHalf: 2.2,
+  maxJobsRatio: 0.6,
+};
+
+function parseArgs(argv) {
+  const o = {
+    quick: false, size: null, smallSize: null, only: SCENARIOS, json: null, dir: null, seed: 1, repeat: 3,
+    tshark: true, scaling: true, tsharkBudget: 60, multi: true,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      if (i + 1 >= argv.length) usage(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--quick') o.quick = true;
+    else if (a === '--size') o.size = parseBytes(val());
+    else if (a === '--small-size') o.smallSize = parseBytes(val());
+    else if (a === '--only') o.only = val().split(',').map((s) => s.trim());
+    else if (a === '--json') o.json = resolve(val());
+    else if (a === '--dir') o.dir = resolve(val());
+    else if (a === '--seed') o.seed = Number(val());
+    else if (a === '--repeat') o.repeat = Math.max(1, Number(val()));
+    else if (a === '--tshark-budget') o.tsharkBudget = Number(val());
+    else if (a === '--no-tshark') o.tshark = false;
+    else if (a === '--no-scaling') o.scaling = false;
+    else if (a === '--no-multi') o.multi = false;
+    else if (a === '--kcid') KCID = resolve(val());
+    else if (a === '--help' || a === '-h') usage(null);
+    else usage(`unknown option ${a}`);
+  }
+  for (const s of o.only) if (!SCENARIOS.includes(s)) usage(`unknown input '${s}' (expected ${SCENARIOS.join(', ')})`);
+  const quick = 50e6;
+  const big = o.size ?? (o.quick ? quick : GiB);
+  // The small inputs keep the default proportion (200 MB to 1 GiB) unless given.
+  const small = o.smallSize ?? (o.quick ? quick : o.size === null ? 200e6 : Math.round((o.size * 200e6) / GiB));
+  o.sizes = Object.fromEntries(SCENARIOS.map((s) => [s, INPUTS[s].big ? big : small]));
+  return o;
+}
+
+function usage(error) {
+  const source = readFileSync(fileURLToPath(import.meta.url), 'utf8');
+  const header = source.slice(source.indexOf('/**') + 3, source.indexOf(' */'));
+  const text = header.split('\n').map((l) => l.replace(/^ \* ?/, '')).join('\n').trim();
+  (error ? process.stderr : process.stdout).write(`${error ? `bench: ${error}\n\n` : ''}${text}\n`);
+  process.exit(error ? 2 : 0);
+}
+
+const log = (s) => process.stderr.write(`${s}\n`);
+
+function machine(tshark) {
+  const cpu = cpus();
+  const lscpu = spawnSync('lscpu', [], { encoding: 'utf8' });
+  const model = /Model name:\s*(.+)/.exec(lscpu.stdout ?? '')?.[1]?.trim() ?? cpu[0]?.model ?? 'unknown';
+  return {
+    cpus: cpu.length,
+    model,
+    memoryGiB: +(totalmem() / GiB).toFixed(1),
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    tshark: tshark === null ? null : (spawnSync(tshark, ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0] ?? '').trim(),
+    gnuTime: hasGnuTime,
+    loadAverageAtStart: +loadavg()[0].toFixed(2),
+  };
+}
+
+// ---- the three programs -----------------------------------------------------------------------
+
+async function runCat(file, repeat) {
+  return medianOf(repeat, () => measure('cat', [file]));
+}
+
+async function runKcid(file, repeat, outDir) {
+  const out = join(outDir, 'kcid-out.json');
+  const r = await medianOf(repeat, async () => {
+    const m = await measure(process.execPath, [KCID, 'analyze', file, '--format', 'json', '-q'], { stdoutPath: out, nodeWrapper: KCID_RSS_WRAPPER });
+    // Exit 1 means findings at --fail-on (the telemetry mix has them on purpose).
+    if (m.code !== 0 && m.code !== 1) throw new Error(`kcid failed on ${file} (exit ${m.code}): ${m.stderr}`);
+    return m;
+  });
+  const report = JSON.parse(readFileSync(out, 'utf8'));
+  rmSync(out, { force: true });
+  return { ...r, report };
+}
+
+const TSHARK_ARGS = (file) => ['-r', file, '-d', 'tcp.port==9092,kafka', '-T', 'fields', '-e', 'kafka.api_key', '-e', 'kafka.correlation_id', '-e', 'kafka.client_id'];
+
+/**
+ * tshark on the whole file when that takes under `budget` seconds, else on a prefix sized to take
+ * about that long (estimated from a small first prefix); its time is then scaled to the whole file.
+ */
+async function runTshark(tshark, file, bytes, budget, workDir) {
+  const probeBytes = Math.min(bytes, 16 * 1024 * 1024);
+  let run = { file, bytes };
+  if (probeBytes < bytes) {
+    const probe = join(workDir, 'tshark-probe.pcap');
+    const p = writePcapPrefix(file, probe, probeBytes);
+    const t = await measure(tshark, TSHARK_ARGS(probe));
+    rmSync(probe, { force: true });
+    const rate = p.bytes / t.seconds;
+    if (bytes / rate > budget) {
+      const prefix = join(workDir, 'tshark-prefix.pcap');
+      const cut = writePcapPrefix(file, prefix, Math.max(probeBytes, Math.floor(rate * budget * 0.8)));
+      run = { file: prefix, bytes: cut.bytes, packets: cut.packets };
+    }
+  }
+  const m = await measure(tshark, TSHARK_ARGS(run.file));
+  if (m.code !== 0) log(`  tshark exited with ${m.code}: ${m.stderr.split('\n').filter((l) => !/Running as user/.test(l)).join(' ').slice(0, 200)}`);
+  if (run.file !== file) rmSync(run.file, { force: true });
+  const fraction = run.bytes / bytes;
+  return { ...m, prefixBytes: run.file === file ? null : run.bytes, measuredSeconds: m.seconds, seconds: m.seconds / fraction };
+}
+
+// ---- one input ------------------------------------------------------------------------------------
+
+function rates(seconds, bytes, manifest) {
+  return {
+    seconds: +seconds.toFixed(4),
+    mbPerSec: +(bytes / 1e6 / seconds).toFixed(1),
+    packetsPerSec: Math.round(manifest.packets / seconds),
+    requestsPerSec: Math.round(manifest.requests / seconds),
+  };
+}
+
+async function benchInput(name, o, dir, tshark) {
+  const file = join(dir, `${name}.pcap`);
+  log(`\n[${INPUTS[name].label}] generating ${formatBytes(o.sizes[name])} ...`);
+  const t0 = performance.now();
+  const manifest = generate(name, file, o.sizes[name], o.seed);
+  const bytes = statSync(file).size;
+  log(`  ${formatBytes(bytes)}, ${manifest.packets} packets, ${manifest.connections} connections, ${manifest.requests} requests (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  await measure('cat', [file]); // page cache warm-up
+
+  log('  cat ...');
+  const cat = await runCat(file, o.repeat);
+  log('  kcid ...');
+  const kcid = await runKcid(file, o.repeat, dir);
+  const check = checkCounts(kcid.report, manifest);
+  if (check.length > 0) log(`  WARNING: kcid's counts differ from what was generated: ${check.join('; ')}`);
+  let ts = null;
+  if (tshark !== null) {
+    log('  tshark ...');
+    ts = await runTshark(tshark, file, bytes, o.tsharkBudget, dir);
+  }
+  const result = {
+    name,
+    label: INPUTS[name].label,
+    bytes,
+    manifest,
+    countsMatch: check.length === 0,
+    kcidSummary: kcid.report.summary,
+    cat: { ...rates(cat.seconds, bytes, manifest), rssKB: cat.rssKB, runs: cat.all },
+    kcid: { ...rates(kcid.seconds, bytes, manifest), rssKB: kcid.rssKB, runs: kcid.all },
+    tshark: ts === null ? null : { ...rates(ts.seconds, bytes, manifest), rssKB: ts.rssKB, prefixBytes: ts.prefixBytes, measuredSeconds: +ts.measuredSeconds.toFixed(3) },
+    scaling: null,
+  };
+  if (o.scaling) {
+    log('  scaling (kcid on 1/4, 1/2 and the whole file) ...');
+    result.scaling = [];
+    for (const fraction of [0.25, 0.5, 1]) {
+      let f = file;
+      let b = bytes;
+      if (fraction < 1) {
+        f = join(dir, `${name}-${fraction}.pcap`);
+        b = writePcapPrefix(file, f, Math.floor(bytes * fraction)).bytes;
+        await measure('cat', [f]);
+      }
+      const r = fraction === 1 ? kcid : await runKcid(f, o.repeat, dir);
+      result.scaling.push({ fraction, bytes: b, seconds: +r.seconds.toFixed(4), rssKB: r.rssKB });
+      if (f !== file) rmSync(f, { force: true });
+    }
+  }
+  if (!o.keep) rmSync(file, { force: true });
+  return result;
+}
+
+function checkCounts(report, manifest) {
+  const problems = [];
+  const s = report.summary;
+  if (report.inputs[0].packets !== manifest.packets) problems.push(`packets ${report.inputs[0].packets} != ${manifest.packets}`);
+  for (const k of ['connections', 'requests', 'responses']) if (s[k] !== manifest[k]) problems.push(`${k} ${s[k]} != ${manifest[k]}`);
+  return problems;
+}
+
+// ---- several files (kcid analyze --jobs) -------------------------------------------------------------
+
+/**
+ * Four produce-heavy captures of a quarter of --size each, analysed in one kcid run with --jobs 1
+ * and --jobs 2. Skipped (and said so) while kcid has no --jobs option.
+ */
+async function benchMulti(o, dir) {
+  const help = spawnSync(process.execPath, [KCID, 'analyze', '--help'], { encoding: 'utf8' });
+  if (!/--jobs\b/.test(help.stdout)) return { skipped: 'kcid analyze has no --jobs option yet' };
+  const each = Math.floor(o.sizes.produce / 4);
+  log(`\n[several files] generating 4 x ${formatBytes(each)} ...`);
+  const files = [];
+  for (let i = 0; i < 4; i++) {
+    const f = join(dir, `multi-${i}.pcap`);
+    generate('produce', f, each, o.seed + 100 + i);
+    files.push(f);
+    await measure('cat', [f]);
+  }
+  const run = async (jobs) => {
+    const r = await medianOf(o.repeat, () => measure(process.execPath, [KCID, 'analyze', ...files, '--format', 'json', '-q', '--jobs', String(jobs)], { nodeWrapper: KCID_RSS_WRAPPER }));
+    return { seconds: +r.seconds.toFixed(4), rssKB: r.rssKB };
+  };
+  log('  --jobs 1 / --jobs 2 ...');
+  const one = await run(1);
+  const two = await run(2);
+  if (!o.keep) for (const f of files) rmSync(f, { force: true });
+  return { files: 4, bytesEach: each, jobs1: one, jobs2: two, ratio: +(two.seconds / one.seconds).toFixed(3) };
+}
+
+// ---- output -------------------------------------------------------------------------------------------
+
+const fmt = {
+  n: (v) => (v === null || v === undefined ? '-' : v >= 1e6 ? `${(v / 1e6).toFixed(2)} M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)} k` : String(v)),
+  mb: (kb) => (kb === null || kb === undefined ? 'n/a' : `${(kb / 1024).toFixed(0)} MB`),
+  x: (v) => (v === null || v === undefined || !Number.isFinite(v) ? '' : v >= 10 ? `${v.toFixed(0)}x` : `${v.toFixed(2)}x`),
+};
+
+function table(headers, rows, align) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => (align[i] === 'r' ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join(' | ')} |`;
+  const sep = `|${widths.map((w, i) => (align[i] === 'r' ? `${'-'.repeat(w + 1)}:` : `:${'-'.repeat(w + 1)}`)).join('|')}|`;
+  return [line(headers), sep, ...rows.map(line)].join('\n');
+}
+
+function mainTable(results) {
+  const rows = [];
+  for (const r of results) {
+    const size = formatBytes(r.bytes);
+    const tools = [['cat', r.cat], ['kcid', r.kcid], ...(r.tshark ? [['tshark', r.tshark]] : [])];
+    for (const [tool, m] of tools) {
+      const isKcid = tool === 'kcid';
+      const note = tool === 'tshark' && m.prefixBytes ? ` (${formatBytes(m.prefixBytes)} prefix, scaled)` : '';
+      rows.push([
+        tool === 'cat' ? `${r.label}` : '',
+        tool === 'cat' ? size : '',
+        `${tool}${note}`,
+        m.seconds.toFixed(3),
+        m.mbPerSec.toFixed(0),
+        fmt.n(m.packetsPerSec),
+        fmt.n(m.requestsPerSec),
+        fmt.mb(m.rssKB),
+        isKcid ? fmt.x(r.kcid.mbPerSec / r.cat.mbPerSec) : '',
+        isKcid && r.tshark ? fmt.x(r.kcid.mbPerSec / r.tshark.mbPerSec) : '',
+      ]);
+    }
+  }
+  return table(
+    ['input', 'size', 'program', 'seconds', 'MB/s', 'packets/s', 'requests/s', 'peak RSS', 'kcid/cat', 'kcid/tshark'],
+    rows,
+    ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+  );
+}
+
+function scalingTable(results) {
+  const rows = [];
+  for (const r of results) {
+    if (r.scaling === null) continue;
+    const [q, h, f] = r.scaling;
+    rows.push([
+      r.label,
+      ...[q, h, f].map((s) => `${s.seconds.toFixed(3)} s / ${fmt.mb(s.rssKB)}`),
+      fmt.x(f.seconds / h.seconds),
+      q.rssKB && f.rssKB ? fmt.x(f.rssKB / q.rssKB) : 'n/a',
+    ]);
+  }
+  return table(['input', '1/4 size', '1/2 size', 'full size', 'time full/half', 'RSS full/quarter'], rows, ['l', 'r', 'r', 'r', 'r', 'r']);
+}
+
+function targets(results, multi) {
+  const by = Object.fromEntries(results.map((r) => [r.name, r]));
+  const out = [];
+  const add = (name, ok, detail) => out.push({ target: name, met: ok, detail });
+  for (const n of ['produce', 'fetch']) {
+    const r = by[n];
+    if (!r) continue;
+    const cat = r.kcid.mbPerSec / r.cat.mbPerSec;
+    add(`${r.label}: kcid >= 25% of cat's MB/s`, cat >= TARGETS.minCatRatio, `${(cat * 100).toFixed(1)}%`);
+    if (r.tshark) {
+      const ts = r.kcid.mbPerSec / r.tshark.mbPerSec;
+      add(`${r.label}: kcid >= 50x tshark's MB/s`, ts >= TARGETS.minTsharkRatio, `${ts.toFixed(0)}x`);
+    }
+  }
+  if (by.chatty) add('chatty: >= 1 M packets/s', by.chatty.kcid.packetsPerSec >= TARGETS.minChattyPacketsPerSec, `${fmt.n(by.chatty.kcid.packetsPerSec)} packets/s`);
+  for (const r of results) {
+    const all = [r.kcid.rssKB, ...(r.scaling ?? []).map((s) => s.rssKB)].filter((v) => v !== null);
+    if (all.length > 0) {
+      const peak = Math.max(...all) / 1024;
+      add(`${r.label}: peak RSS < 150 MB at every size`, peak < TARGETS.maxRssMB, `${peak.toFixed(0)} MB`);
+    }
+    if (r.scaling) {
+      const ratio = r.scaling[2].seconds / r.scaling[1].seconds;
+      add(`${r.label}: full-size time <= 2.2x half-size`, ratio <= TARGETS.maxFullOverHalf, `${ratio.toFixed(2)}x`);
+    }
+  }
+  if (multi && !multi.skipped) add('4 files: --jobs 2 <= 60% of --jobs 1', multi.ratio <= TARGETS.maxJobsRatio, `${(multi.ratio * 100).toFixed(0)}%`);
+  return out;
+}
+
+// ---- main ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  if (!existsSync(join(ROOT, 'dist/cli/main.js'))) {
+    process.stderr.write('bench: dist/ is missing: run `npm run build` first\n');
+    process.exit(2);
+  }
+  const tshark = o.tshark ? which('tshark') : null;
+  if (o.tshark && tshark === null) log('tshark not found: its column is left out');
+  if (!hasGnuTime) log('GNU time (/usr/bin/time, Debian package `time`) not found: peak RSS is measured for kcid only');
+  o.keep = o.dir !== null;
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'kcid-bench-'));
+  mkdirSync(dir, { recursive: true });
+  const info = machine(tshark);
+  log(`kcid benchmark: ${info.cpus} CPUs (${info.model}), node ${info.node}; inputs in ${dir}`);
+  const results = [];
+  let multi = null;
+  try {
+    for (const name of o.only) results.push(await benchInput(name, o, dir, tshark));
+    if (o.multi) multi = await benchMulti(o, dir);
+  } finally {
+    if (!o.keep) rmSync(dir, { recursive: true, force: true });
+  }
+  info.loadAverageAtEnd = +loadavg()[0].toFixed(2);
+  const met = targets(results, multi);
+  const text = [
+    `kcid benchmark, ${new Date().toISOString().slice(0, 10)}: ${info.cpus} CPUs (${info.model}), ${info.memoryGiB} GiB, ${info.os}, node ${info.node}${info.tshark ? `, ${info.tshark}` : ''}`,
+    `median of ${o.repeat} runs; files in the page cache; peak RSS is the child's maximum resident set size; load average ${info.loadAverageAtStart} at start, ${info.loadAverageAtEnd} at end`,
+    '',
+    mainTable(results),
+    '',
+    ...(o.scaling ? ['Scaling: kcid on the first 1/4, 1/2 and all of each input (seconds / peak RSS)', '', scalingTable(results), ''] : []),
+    multi === null ? '' : multi.skipped ? `Several files: skipped (${multi.skipped})` : `Several files: 4 x ${formatBytes(multi.bytesEach)}, --jobs 1 ${multi.jobs1.seconds.toFixed(2)} s, --jobs 2 ${multi.jobs2.seconds.toFixed(2)} s (${(multi.ratio * 100).toFixed(0)}%)`,
+    '',
+    'Targets:',
+    ...met.map((t) => `  ${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.detail}`),
+    ...results.filter((r) => !r.countsMatch).map((r) => `  WARNING: kcid's counts on ${r.label} differ from the generator's`),
+  ].join('\n');
+  process.stdout.write(`${text}\n`);
+  if (o.json) {
+    writeFileSync(o.json, `${JSON.stringify({ machine: info, options: { quick: o.quick, sizes: o.sizes, seed: o.seed, repeat: o.repeat, tsharkBudget: o.tsharkBudget }, results, multi, targets: met }, null, 2)}\n`);
+    log(`results written to ${o.json}`);
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench: ${e.stack ?? e}\n`);
+  process.exit(2);
+});
