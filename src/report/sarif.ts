@@ -20,10 +20,9 @@ import { pathToFileURL } from 'node:url';
 import { Fingerprinter } from '../analysis/baseline.js';
 import type { Report } from '../analysis/report.js';
 import { RULES } from '../analysis/rules/index.js';
-import type { Severity } from '../analysis/types.js';
-import { apiName } from '../kafka/apis.js';
+import type { Finding, Severity } from '../analysis/types.js';
+import { findingJson } from './json.js';
 import { safeJson } from './json-text.js';
-import { isoMicros } from './time.js';
 
 export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
 
@@ -61,17 +60,7 @@ export function renderSarif(report: Report, toolVersion: string, informationUri?
       locations: [{ physicalLocation }],
       partialFingerprints: { 'kcid/v1': fp.fingerprint(f) },
       ...(baseline ? { baselineState: 'new' } : {}),
-      properties: {
-        frame: f.frame,
-        time: f.timeUs === null ? null : isoMicros(f.timeUs),
-        client: f.client,
-        broker: f.broker,
-        apiKey: f.apiKey,
-        apiName: f.apiKey === null ? null : apiName(f.apiKey),
-        apiVersion: f.apiVersion,
-        correlationId: f.correlationId,
-        clientInstanceId: f.clientInstanceId,
-      },
+      properties: findingProperties(f),
     };
   });
   const driver = {
@@ -99,4 +88,10 @@ export function renderSarif(report: Report, toolVersion: string, informationUri?
     ],
   };
   return `${safeJson(log, 2)}\n`;
+}
+
+/** The JSON finding's fields that SARIF has no place of its own for (rule, level and message do). */
+function findingProperties(f: Finding): Record<string, unknown> {
+  const { rule: _rule, severity: _severity, message: _message, input: _input, ...rest } = findingJson(f);
+  return rest;
 }
