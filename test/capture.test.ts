@@ -569,11 +569,35 @@ describe('gzip', () => {
     ]);
   });
 
-  it('rejects corrupt gzip data', async () => {
+  it('notes corrupt gzip data and reads what was decompressed before it', async () => {
+    // 40 packets of 1,000 bytes that do not compress (xorshift32): 40 KiB of
+    // deflate, fed to zlib 16 KiB at a time. zlib keeps back the output of the piece where it finds
+    // the damage, so the damage at the end (the trailer's CRC-32) costs the last piece's packets.
+    let x = 1;
+    const next = (): number => {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return (x >>> 0) & 0xff;
+    };
+    const noise = (): Buffer => Buffer.from(Array.from({ length: 1000 }, next));
+    const big = pcapFile({ linkType: 1, packets: Array.from({ length: 40 }, (_, i) => ({ tsSec: T + i, data: noise() })) });
+    const compressed = gzip(big);
+    compressed[compressed.length - 8]! ^= 0xff;
+    const { stats: got, packets } = await readBytes(compressed);
+    expect(packets.map((p) => p.tsSec)).toEqual(Array.from({ length: 32 }, (_, i) => T + i));
+    expect(got.notes).toEqual([
+      `corrupt gzip data within compressed bytes 32768-${compressed.length} (incorrect data check): the capture is cut short there`,
+      'the input ends inside the record at byte 32536 (557 of its 1016 bytes present)',
+    ]);
+    expect(got.truncatedAtFrame).toBe(33);
+  });
+
+  it('rejects gzip data corrupt before its first decompressed byte', async () => {
     const compressed = gzip(pcap);
-    compressed[compressed.length - 8]! ^= 0xff; // the CRC-32 of the trailer
+    compressed[10]! |= 0x06; // the first deflate block's type: 3, which RFC 1951 reserves
     const message = await captureError(readCaptureStream('x.gz', chunksOf(compressed, 1 << 20), recordingSink().sink));
-    expect(message).toBe(`x.gz: corrupt gzip data within compressed bytes 0-${compressed.length} (incorrect data check)`);
+    expect(message).toBe(`x.gz: corrupt gzip data within compressed bytes 0-${compressed.length} (invalid block type)`);
   });
 });
 

@@ -96,6 +96,11 @@ export class PcapParser extends RecordParser {
   /**
    * A record can start at `p` if its header is sane, its time is within a day of the last packet,
    * and the record after it is sane too (or the input ends right there).
+   *
+   * A candidate with no record after it has only its own header to vouch for it: it must end
+   * exactly where the input does, and there must be a packet before it to compare its time with.
+   * Otherwise the bytes of a record cut short by the end of the file (a MAC address, an IP
+   * header) could pass for a small record and be delivered as a packet that never was.
    */
   protected plausibleAt(buf: Buffer, p: number, end: number, eof: boolean): number {
     if (end - p < RECORD_HEADER_LEN) return eof ? IMPLAUSIBLE : RECORD_HEADER_LEN;
@@ -106,7 +111,7 @@ export class PcapParser extends RecordParser {
       return this.plausibleHeader(buf, next, this.u32(buf, p)) ? PLAUSIBLE : IMPLAUSIBLE;
     }
     if (!eof) return next + RECORD_HEADER_LEN - p;
-    return next <= end ? PLAUSIBLE : IMPLAUSIBLE;
+    return next === end && !Number.isNaN(near) ? PLAUSIBLE : IMPLAUSIBLE;
   }
 
   private plausibleHeader(buf: Buffer, p: number, nearSec: number): boolean {
@@ -165,8 +170,16 @@ export class PcapParser extends RecordParser {
     this.lastTsSec = sec;
   }
 
+  /**
+   * Header integers in the file's byte order, from the bytes: Buffer#readUInt32LE validates its
+   * argument and checks bounds on every call, and this runs several times per packet.
+   */
   private u32(buf: Buffer, offset: number): number {
-    return this.le ? buf.readUInt32LE(offset) : buf.readUInt32BE(offset);
+    const b0 = buf[offset]!;
+    const b1 = buf[offset + 1]!;
+    const b2 = buf[offset + 2]!;
+    const b3 = buf[offset + 3]!;
+    return this.le ? b3 * 0x1000000 + ((b2 << 16) | (b1 << 8) | b0) : b0 * 0x1000000 + ((b1 << 16) | (b2 << 8) | b3);
   }
 
   private u16(buf: Buffer, offset: number): number {

@@ -299,7 +299,11 @@ async function* gunzipChunks(name: string, compressed: AsyncIterable<Buffer>, st
   const ready: Buffer[] = [];
   // Set from an event handler, so declared so that TypeScript does not narrow it to null.
   let error = null as (Error & { code?: string }) | null;
-  gunzip.on('data', (chunk: Buffer) => ready.push(chunk));
+  let produced = 0;
+  gunzip.on('data', (chunk: Buffer) => {
+    produced += chunk.length;
+    ready.push(chunk);
+  });
   gunzip.on('error', (err) => {
     error ??= err;
   });
@@ -326,7 +330,14 @@ async function* gunzipChunks(name: string, compressed: AsyncIterable<Buffer>, st
       return;
     }
     const from = Math.max(pieceStart, gunzip.bytesWritten);
-    throw new CaptureError(`${name}: corrupt gzip data within compressed bytes ${from}-${fed} (${error.message})`);
+    const what = `corrupt gzip data within compressed bytes ${from}-${fed} (${error.message})`;
+    // Deflate cannot resynchronise, but what was decompressed before the damage is analysed, as for
+    // gzip that ends early. Only damage before the first decompressed byte leaves nothing to read.
+    if (produced > 0) {
+      stats.notes.push(`${what}: the capture is cut short there`);
+      return;
+    }
+    throw new CaptureError(`${name}: ${what}`);
   } finally {
     gunzip.destroy();
   }
