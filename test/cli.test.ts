@@ -42,6 +42,8 @@ describe('commander conventions', () => {
     [['analyze', MIX, '--port', '9092,70000'], "kcid: invalid port '70000' in --port (expected numbers from 1 to 65535, separated by commas)\n"],
     [['analyze', MIX, '--max-frame-bytes', 'lots'], "kcid: invalid size 'lots' for --max-frame-bytes (e.g. 104857600, 100MiB, 64KiB)\n"],
     [['rules', 'no-such-rule'], "kcid: unknown rule 'no-such-rule' (see 'kcid rules' for the list)\n"],
+    [['analyze', MIX, '--max-connections', '0'], "kcid: invalid --max-connections '0' (expected a whole number from 1 to 10,000,000)\n"],
+    [['analyze', MIX, '--idle-timeout', 'soon'], "kcid: invalid --idle-timeout 'soon' (expected a whole number from 1 to 31,536,000)\n"],
   ])('usage error %j exits 2 with one line', async (args, message) => {
     const r = await kcid(args);
     expect(r.code).toBe(2);
@@ -188,6 +190,13 @@ describe('kcid analyze', () => {
     expect(r.stdout).not.toMatch(/\x1b\[/);
     expect((await kcid(['analyze', MIX], { tty: true, env: { NO_COLOR: '1' } })).stdout).not.toMatch(/\x1b\[/);
     expect((await kcid(['analyze', MIX], { tty: true, env: {} })).stdout).toMatch(/\x1b\[31m\x1b\[1merror/);
+  });
+
+  it('--max-connections bounds the live connections: the least recently active is retired', async () => {
+    const doc = async (o: string[]) => JSON.parse((await kcid(['analyze', MIX, '--format', 'json', '--fail-on', 'none', ...o])).stdout) as { summary: { connections: number; requests: number } };
+    expect((await doc([])).summary).toMatchObject({ connections: 11, requests: 27 });
+    // With room for 2, a connection retired while idle comes back as a new one (without its start).
+    expect((await doc(['--max-connections', '2'])).summary).toMatchObject({ connections: 12, requests: 27 });
   });
 
   it('merges several captures into one report', async () => {

@@ -20,6 +20,10 @@ export interface AnalyzeOptions {
   detect: boolean;
   maxFrameBytes: number;
   onProgress?: (bytesRead: number, totalBytes: number | null, packets: number, connections: number, findings: number) => void;
+  /** Live TCP connections kept at most (the least recently active is retired beyond it; default 100,000). */
+  maxConnections?: number;
+  /** A connection idle this long in capture time is retired (default 600 s). */
+  idleTimeoutSec?: number;
   /** Stop reading at this signal (follow mode's Ctrl-C) and analyse what was read. */
   signal?: AbortSignal;
 }
@@ -69,7 +73,11 @@ export async function analyzeInput(
   );
   const reassembler = new Reassembler(
     new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock }),
-    { kafkaPorts: opts.kafkaPorts },
+    {
+      kafkaPorts: opts.kafkaPorts,
+      ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }),
+      ...(opts.idleTimeoutSec === undefined ? {} : { idleTimeoutSec: opts.idleTimeoutSec }),
+    },
   );
   const net = newNetStats();
   const segment = newSegment();

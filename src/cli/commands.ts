@@ -40,6 +40,8 @@ import { Progress } from './progress.js';
 
 export interface CommonCliOptions {
   port?: string;
+  maxConnections?: string;
+  idleTimeout?: string;
   detect: boolean;
   maxFrameBytes?: string;
   jobs?: string;
@@ -64,6 +66,13 @@ export interface AnalyzeCliOptions extends CommonCliOptions {
   follow?: boolean;
 }
 
+function parseCount(text: string, option: string, min: number, max: number): number {
+  if (!/^\d{1,9}$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`invalid ${option} '${text}' (expected a whole number from ${min} to ${max.toLocaleString('en-US')})`);
+  }
+  return Number(text);
+}
+
 function parseJobs(text: string | undefined): number {
   if (text === undefined) return defaultJobs();
   if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > 256) throw new UsageError(`invalid --jobs '${text}' (expected a whole number from 1 to 256)`);
@@ -76,6 +85,8 @@ function captureOptions(o: CommonCliOptions, progress: Progress | null): Analyze
     detect: o.detect,
     maxFrameBytes: o.maxFrameBytes === undefined ? DEFAULT_MAX_FRAME_BYTES : parseSize(o.maxFrameBytes, '--max-frame-bytes'),
   };
+  if (o.maxConnections !== undefined) opts.maxConnections = parseCount(o.maxConnections, '--max-connections', 1, 10_000_000);
+  if (o.idleTimeout !== undefined) opts.idleTimeoutSec = parseCount(o.idleTimeout, '--idle-timeout', 1, 31_536_000);
   if (progress !== null) opts.onProgress = (read, total, packets, connections, findings) => progress.update(read, total, packets, connections, findings);
   return opts;
 }

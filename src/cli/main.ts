@@ -47,6 +47,8 @@ function addCaptureOptions(cmd: Command): Command {
     .option('-p, --port <ports>', `Kafka broker ports, comma-separated (default: ${DEFAULT_KAFKA_PORT})`)
     .option('--no-detect', 'do not detect Kafka on other ports from the traffic itself')
     .option('--max-frame-bytes <size>', 'larger frames mean the stream is out of sync (default: 100MiB, socket.request.max.bytes)')
+    .option('--max-connections <n>', 'live TCP connections tracked at once; the least recently active is retired beyond (default: 100000)')
+    .option('--idle-timeout <seconds>', 'retire a connection idle this long in capture time (default: 600)')
     .option('-j, --jobs <n>', 'captures analysed in parallel on worker threads (default: the number of cores)')
     .option('-q, --quiet', 'no progress line on stderr')
     .option('--instance <id>', 'only this client instance (base64 or hex UUID, or a unique prefix)')
