@@ -106,6 +106,7 @@ export class CaptureAnalyzer implements KafkaListener {
     }
     const rule = STREAM_NOTE_RULES[n.kind];
     if (rule === null) return;
+    s.findings++;
     this.onFinding({
       rule: rule.id,
       severity: rule.severity,
@@ -129,8 +130,14 @@ export class CaptureAnalyzer implements KafkaListener {
     this.judging(s, null);
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onEnd?.(s, this.reporters[i]!);
     this.observer.connectionEnd?.(s);
-    this.connections.push(summarize(s, this.shared));
+    // A connection that carried no Kafka message and raised nothing (a SYN, a port scan, a client
+    // that connected and left) is counted, not kept: a million of them must not cost a million summaries.
+    if (s.requests === 0 && s.responses === 0 && s.gaps === 0 && s.findings === 0) this.emptyConnections++;
+    else this.connections.push(summarize(s, this.shared));
   }
+
+  /** Kafka connections that ended without a request, a response, a gap or a finding. */
+  emptyConnections = 0;
 
   /** Connections still open at the end of the capture are ended by the TCP stage's finish(). */
   get liveConnections(): number {
@@ -150,6 +157,7 @@ export class CaptureAnalyzer implements KafkaListener {
     // just revealed (a judgement held until the connection showed its ID).
     const current = at !== null && 'header' in at ? at.header.clientInstanceId : null;
     const id = request?.header.clientInstanceId ?? s.connectionId ?? current;
+    s.findings++;
     this.onFinding({
       rule: rule.id,
       severity: rule.severity,

@@ -30,6 +30,8 @@ export class ConnState {
   readonly clientIds: string[] = [];
   readonly software: SoftwareId[] = [];
   gaps = 0;
+  /** Findings raised on this connection so far. */
+  findings = 0;
   gapBytes = 0;
   firstRequestFrame: number | null = null;
   firstRequestUs: number | null = null;

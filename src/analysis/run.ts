@@ -112,6 +112,9 @@ export async function analyzeInput(
   for (const [type, n] of [...net.unknownLinkTypes].sort((a, b) => a[0] - b[0])) {
     notes.push(`${n} packets on link type ${type}, which kcid does not decode, were skipped`);
   }
+  if (analyzer.emptyConnections > 0) {
+    notes.push(`${analyzer.emptyConnections} connections to Kafka ports carried no Kafka message and are not listed`);
+  }
   if (stats.truncatedPackets > 0) {
     notes.push(
       `${stats.truncatedPackets} packets were cut short by the capture's snapshot length (tcpdump -s): their missing bytes are gaps, and requests inside them are not seen`,
