@@ -32,13 +32,22 @@ function table(head: string[], style: Style, colWidths?: (number | null)[]): Tab
   });
 }
 
-/** Time of day with milliseconds, enough to find a packet in Wireshark next to its frame number. */
-const clock = (us: number): string => isoMicros(us).slice(11, 23);
+/**
+ * Times in UTC with milliseconds, enough to find a packet in Wireshark next to its frame number:
+ * the time of day when every time shown falls on one day, else the date too (a capture spanning
+ * midnight must not show a last-seen earlier than its first-seen).
+ */
+function clockFor(times: readonly number[]): (us: number) => string {
+  const day = (us: number) => isoMicros(us).slice(0, 10);
+  const oneDay = times.every((t) => day(t) === day(times[0]!));
+  return oneDay ? (us) => isoMicros(us).slice(11, 23) : (us) => `${isoMicros(us).slice(0, 10)} ${isoMicros(us).slice(11, 23)}`;
+}
 
 const list = (values: readonly string[], empty = '-'): string => (values.length === 0 ? empty : values.map(sanitize).join('\n'));
 
 export function renderInstances(report: Report, style: Style): string {
   if (report.instances.length === 0) return 'No client instances.';
+  const clock = clockFor(report.instances.flatMap((i) => [i.firstUs, i.lastUs]));
   const rows: string[][] = [];
   for (const i of report.instances) {
     rows.push([
