@@ -60,14 +60,25 @@ export class CaptureAnalyzer implements KafkaListener {
     private readonly observer: RequestObserver = {},
   ) {}
 
-  connectionStart(c: KafkaConnection, _frame: number, tsSec: number, tsNsec: number): void {
-    this.live.set(c, new ConnState(c, this.input, toMicros(tsSec, tsNsec)));
+  connectionStart(c: KafkaConnection): void {
     this.kafkaPorts.add(c.broker.port);
   }
 
+  /**
+   * The connection's state, made on its first Kafka event: a connection that never carries one (a
+   * SYN flood, a health check that connects and leaves) costs no state at all.
+   */
+  private state(c: KafkaConnection): ConnState {
+    let s = this.live.get(c);
+    if (s === undefined) {
+      s = new ConnState(c, this.input, toMicros(c.tcp.firstTsSec, c.tcp.firstTsNsec));
+      this.live.set(c, s);
+    }
+    return s;
+  }
+
   request(c: KafkaConnection, r: KafkaRequest): void {
-    const s = this.live.get(c);
-    if (s === undefined) return;
+    const s = this.state(c);
     this.judging(s, r);
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onRequest?.(s, r, this.reporters[i]!);
     this.update(s, r);
@@ -75,8 +86,7 @@ export class CaptureAnalyzer implements KafkaListener {
   }
 
   response(c: KafkaConnection, r: KafkaResponse): void {
-    const s = this.live.get(c);
-    if (s === undefined) return;
+    const s = this.state(c);
     this.judging(s, r);
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onResponse?.(s, r, this.reporters[i]!);
     s.responses++;
@@ -98,8 +108,7 @@ export class CaptureAnalyzer implements KafkaListener {
   }
 
   note(c: KafkaConnection, n: StreamNote): void {
-    const s = this.live.get(c);
-    if (s === undefined) return;
+    const s = this.state(c);
     if (n.kind === 'gap') {
       s.gaps++;
       s.gapBytes += n.bytes;
@@ -125,7 +134,10 @@ export class CaptureAnalyzer implements KafkaListener {
 
   connectionEnd(c: KafkaConnection, _reason: string): void {
     const s = this.live.get(c);
-    if (s === undefined) return;
+    if (s === undefined) {
+      this.emptyConnections++;
+      return;
+    }
     this.live.delete(c);
     this.judging(s, null);
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onEnd?.(s, this.reporters[i]!);

@@ -202,9 +202,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
           return;
         }
       }
-      this.requestFramer!.data(buf, off, len, frame, tsSec, tsNsec);
+      this.requests.data(buf, off, len, frame, tsSec, tsNsec);
     } else {
-      this.responseFramer!.data(buf, off, len, frame, tsSec, tsNsec);
+      this.responses.data(buf, off, len, frame, tsSec, tsNsec);
     }
   }
 
@@ -231,13 +231,13 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       bytes,
       message: `${bytes} bytes from the ${from} are missing from the capture`,
     });
-    (dir === this.clientDir ? this.requestFramer! : this.responseFramer!).gap(bytes, frame);
+    (dir === this.clientDir ? this.requests : this.responses).gap(bytes, frame);
   }
 
   end(reason: 'closed' | 'reset' | 'idle' | 'evicted' | 'capture-end'): void {
     if (!this.decided || this.ignored) return;
-    this.requestFramer!.end(this.tsSec, this.tsNsec);
-    this.responseFramer!.end(this.tsSec, this.tsNsec);
+    this.requestFramer?.end(this.tsSec, this.tsNsec);
+    this.responseFramer?.end(this.tsSec, this.tsNsec);
     for (let r = this.pending.removeOldest(); r !== undefined; r = this.pending.removeOldest()) this.listener.unanswered(this, r);
     this.listener.connectionEnd(this, reason);
   }
@@ -273,10 +273,27 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       this.broker = this.tcp.a;
     }
     if (this.startSeen) this.opts.learnedBrokerPorts?.add(this.broker.port);
-    const framerOpts = { maxFrameBytes: this.opts.maxFrameBytes, initialHead: INITIAL_HEAD, maxPrefixBytes: MAX_PREFIX };
-    this.requestFramer = new Framer(new RequestSink(this), { ...framerOpts, minFrameBytes: MIN_REQUEST_BYTES });
-    this.responseFramer = new Framer(new ResponseSink(this), { ...framerOpts, initialHead: INITIAL_RESPONSE_HEAD, minFrameBytes: MIN_RESPONSE_BYTES });
     this.listener.connectionStart(this, this.tcp.firstFrame, this.tcp.firstTsSec, this.tcp.firstTsNsec);
+  }
+
+  // Framers are made when their direction first carries bytes: a connection that never does (a SYN
+  // flood, a port check) costs none.
+  private get requests(): Framer {
+    return (this.requestFramer ??= new Framer(new RequestSink(this), {
+      maxFrameBytes: this.opts.maxFrameBytes,
+      initialHead: INITIAL_HEAD,
+      maxPrefixBytes: MAX_PREFIX,
+      minFrameBytes: this.saslRaw ? 0 : MIN_REQUEST_BYTES,
+    }));
+  }
+
+  private get responses(): Framer {
+    return (this.responseFramer ??= new Framer(new ResponseSink(this), {
+      maxFrameBytes: this.opts.maxFrameBytes,
+      initialHead: INITIAL_RESPONSE_HEAD,
+      maxPrefixBytes: MAX_PREFIX,
+      minFrameBytes: this.saslRaw ? 0 : MIN_RESPONSE_BYTES,
+    }));
   }
 
   /**
@@ -539,8 +556,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
 
   private setSaslRaw(on: boolean): void {
     this.saslRaw = on;
-    this.requestFramer!.minimumFrameBytes = on ? 0 : MIN_REQUEST_BYTES;
-    this.responseFramer!.minimumFrameBytes = on ? 0 : MIN_RESPONSE_BYTES;
+    if (this.requestFramer !== null) this.requestFramer.minimumFrameBytes = on ? 0 : MIN_REQUEST_BYTES;
+    if (this.responseFramer !== null) this.responseFramer.minimumFrameBytes = on ? 0 : MIN_RESPONSE_BYTES;
   }
 
   desync(from: 'client' | 'broker', skipped: number, reason: string, frame: number): void {
