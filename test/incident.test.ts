@@ -39,6 +39,8 @@ async function follow(args: string[], bytes: Buffer, chunk: number, delayMs: num
   }
   if (interruptAfter === undefined) child.stdin.end();
   else {
+    // Interrupt only once kcid is reading (it has printed a finding), however slow its start-up.
+    for (let waited = 0; !out.includes('\n') && waited < 15_000; waited += 50) await sleep(50);
     await sleep(200);
     child.kill('SIGINT');
   }
