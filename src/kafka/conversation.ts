@@ -585,6 +585,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   }
 }
 
+const NO_IDS: number[] = Object.freeze([]) as never as number[];
+const NO_REQUESTS: KafkaRequest[] = Object.freeze([]) as never as KafkaRequest[];
+
 /**
  * Requests awaiting their response, oldest first. A broker answers the requests of a connection in
  * the order they were sent (protocol guide, "Network"), so the one looked for is nearly always the
@@ -592,8 +595,10 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
  * request keep reallocating. The owner bounds the count (maxPendingRequests), so searches stay short.
  */
 class PendingRequests {
-  private readonly ids: number[] = [];
-  private readonly requests: KafkaRequest[] = [];
+  // Most connections have one request in flight at a time: the arrays are made to fit on the first
+  // add (an empty array grown by push reserves 17 slots, for every live connection).
+  private ids: number[] = NO_IDS;
+  private requests: KafkaRequest[] = NO_REQUESTS;
 
   get size(): number {
     return this.ids.length;
@@ -609,6 +614,11 @@ class PendingRequests {
   }
 
   add(correlationId: number, r: KafkaRequest): void {
+    if (this.ids.length === 0) {
+      this.ids = [correlationId];
+      this.requests = [r];
+      return;
+    }
     this.ids.push(correlationId);
     this.requests.push(r);
   }
@@ -626,6 +636,7 @@ class PendingRequests {
   }
 
   removeOldest(): KafkaRequest | undefined {
+    if (this.ids.length === 0) return undefined;
     this.ids.shift();
     return this.requests.shift();
   }
