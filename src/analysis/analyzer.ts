@@ -8,7 +8,7 @@ import type { Endpoint } from '../tcp/types.js';
 import { API } from '../kafka/messages.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../report/time.js';
-import { addDistinct, ConnState } from './connection-state.js';
+import { ConnState, withDistinct } from './connection-state.js';
 import { latencyBucket } from './latency.js';
 import { CONNECTION_RULES } from './rules/index.js';
 import type { ConnectionRule, RuleHit } from './rules/rule.js';
@@ -16,6 +16,9 @@ import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.j
 
 /** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
 const UNSUPPORTED_VERSION = 35;
+
+/** Connection summaries kept per input by default (about 0.6 KB each). */
+export const DEFAULT_MAX_SUMMARIES = 250_000;
 
 /** Receives findings as they are made (follow mode prints them at once). */
 export type FindingSink = (f: Finding) => void;
@@ -54,11 +57,20 @@ export class CaptureAnalyzer implements KafkaListener {
     (rule) => (hit: RuleHit) => this.emit(rule, this.judged!, hit, this.judgedAt),
   );
 
+  /**
+   * @param maxSummaries connections kept as summaries for the report (instances, listing); the
+   *   ones that end after that are counted in {@link unlisted} instead, so memory stays bounded
+   *   whatever the number of connections.
+   */
   constructor(
     private readonly input: number,
     private readonly onFinding: FindingSink,
     private readonly observer: RequestObserver = {},
+    private readonly maxSummaries = DEFAULT_MAX_SUMMARIES,
   ) {}
+
+  /** Connections beyond maxSummaries, with their requests and responses: counted, not kept. */
+  readonly unlisted = { connections: 0, requests: 0, responses: 0 };
 
   connectionStart(c: KafkaConnection): void {
     this.kafkaPorts.add(c.broker.port);
@@ -96,7 +108,8 @@ export class CaptureAnalyzer implements KafkaListener {
     if (q !== null) {
       const latency = s.lastUs - toMicros(q.tsSec, q.tsNsec);
       const bucket = latencyBucket(latency);
-      s.latency.set(bucket, (s.latency.get(bucket) ?? 0) + 1);
+      const histogram = (s.latency ??= new Map());
+      histogram.set(bucket, (histogram.get(bucket) ?? 0) + 1);
       this.learnFromResponse(s, q, r);
     }
     this.observer.response?.(s, r);
@@ -145,7 +158,12 @@ export class CaptureAnalyzer implements KafkaListener {
     // A connection that carried no Kafka message and raised nothing (a SYN, a port scan, a client
     // that connected and left) is counted, not kept: a million of them must not cost a million summaries.
     if (s.requests === 0 && s.responses === 0 && s.gaps === 0 && s.findings === 0) this.emptyConnections++;
-    else this.connections.push(summarize(s, this.shared));
+    else if (this.connections.length < this.maxSummaries) this.connections.push(summarize(s, this.shared));
+    else {
+      this.unlisted.connections++;
+      this.unlisted.requests += s.requests;
+      this.unlisted.responses += s.responses;
+    }
   }
 
   /** Kafka connections that ended without a request, a response, a gap or a finding. */
@@ -197,21 +215,21 @@ export class CaptureAnalyzer implements KafkaListener {
     }
     s.requests++;
     s.lastUs = toMicros(r.tsSec, r.tsNsec);
-    s.apis.set(h.apiKey, (s.apis.get(h.apiKey) ?? 0) + 1);
+    s.countApi(h.apiKey);
     s.apiVersionsRetryAllowed = false;
-    if (h.clientId !== null) addDistinct(s.clientIds, h.clientId);
+    if (h.clientId !== null) s.clientIds = withDistinct(s.clientIds, h.clientId);
     const id = h.clientInstanceId;
     if (id !== null) {
       s.sawTag0 = true;
       if (s.connectionId === null) s.connectionId = id;
-      if (s.lastHeaderId === null || !uuidEquals(s.lastHeaderId, id)) addDistinct(s.headerIds, uuidToBase64(id));
+      if (s.lastHeaderId === null || !uuidEquals(s.lastHeaderId, id)) s.headerIds = withDistinct(s.headerIds, uuidToBase64(id));
       s.lastHeaderId = id;
     }
     const b = r.body;
     if (b === null) return;
     if (b.kind === 'ApiVersions' && (b.softwareName !== null || b.softwareVersion !== null)) {
       const sw = { name: b.softwareName ?? '', version: b.softwareVersion ?? '' };
-      addDistinct(s.software, sw, (x, y) => x.name === y.name && x.version === y.version);
+      s.software = withDistinct(s.software, sw, (x, y) => x.name === y.name && x.version === y.version);
     }
     // A legacy client's own telemetry ID, sent in a v0 telemetry body (KIP-714).
     if ((b.kind === 'GetTelemetrySubscriptions' || b.kind === 'PushTelemetry') && id === null && s.telemetryId === null) {
@@ -234,7 +252,7 @@ export class CaptureAnalyzer implements KafkaListener {
 }
 
 function allApiVersions(s: ConnState): boolean {
-  return s.apis.size === 1 && s.apis.has(API.ApiVersions);
+  return s.apis.length === 2 && s.apis[0] === API.ApiVersions;
 }
 
 /**
@@ -253,20 +271,50 @@ function summarize(s: ConnState, shared: Interner): ConnectionSummary {
     firstFrame: s.conn.tcp.firstFrame,
     firstUs: s.firstUs,
     lastUs: s.lastUs,
-    headerInstanceIds: s.headerIds.length === 0 ? NONE : s.headerIds.slice(),
+    headerInstanceIds: s.headerIds.length === 0 ? NONE : shared.list(`h${s.headerIds.join(',')}`, s.headerIds.slice()),
     telemetryInstanceId: s.telemetryId,
     clientIds: shared.strings(s.clientIds),
     software: shared.softwareIds(s.software),
     requests: s.requests,
     responses: s.responses,
     errorResponses: s.errorResponses,
-    apis: sortedKeys(s.apis).map((key) => shared.pair(key, s.apis.get(key)!)),
+    apis: apiCounts(s, shared),
     gaps: s.gaps,
     gapBytes: s.gapBytes,
     firstRequestFrame: s.firstRequestFrame,
     firstRequestUs: s.firstRequestUs,
-    latency: flatHistogram(s.latency),
+    latency: s.latency === null ? NO_NUMBERS : sharedHistogram(flatHistogram(s.latency), shared),
   };
+}
+
+/** [apiKey, count] pairs ascending by key, the list and its pairs shared with other connections. */
+function apiCounts(s: ConnState, shared: Interner): [number, number][] {
+  const keys = sortedApis(s.apis);
+  let key = 'a';
+  for (const k of keys) key += `${k}:${s.apiCount(k)},`;
+  return shared.list(
+    key,
+    keys.map((k) => shared.pair(k, s.apiCount(k))),
+  );
+}
+
+function sharedHistogram(flat: number[], shared: Interner): number[] {
+  return shared.list(`l${flat.join(',')}`, flat);
+}
+
+const NO_NUMBERS: number[] = Object.freeze([]) as never as number[];
+
+/** The API keys of [key, count, ...] pairs, ascending. */
+function sortedApis(pairs: readonly number[]): number[] {
+  const keys = new Array<number>(pairs.length / 2);
+  let n = 0;
+  for (let p = 0; p < pairs.length; p += 2) {
+    const key = pairs[p]!;
+    let j = n++;
+    for (; j > 0 && keys[j - 1]! > key; j--) keys[j] = keys[j - 1]!;
+    keys[j] = key;
+  }
+  return keys;
 }
 
 /** The map's keys, ascending (insertion sort: these maps hold a handful of keys). */
@@ -311,6 +359,7 @@ class Interner {
   private readonly endpoints = new Map<string, Map<number, string>>();
   private readonly software = new Map<string, Map<string, SoftwareId>>();
   private readonly pairs = new Map<number, Map<number, [number, number]>>();
+  private readonly lists = new Map<string, unknown[]>();
   private count = 0;
 
   /** `text` ('ip:port') of an endpoint, found by its address string (shared) and port: no string hashing. */
@@ -351,7 +400,21 @@ class Interner {
     if (texts.length === 0) return NONE;
     const out = new Array<string>(texts.length);
     for (let i = 0; i < texts.length; i++) out[i] = this.string(texts[i]!);
-    return out;
+    return texts.length === 1 ? this.list(out[0]!, out) : out;
+  }
+
+  /**
+   * One shared (frozen) array per content: the connections of one client share their header ID
+   * list, their API counts and often their latency histogram. `key` spells the content.
+   */
+  list<T>(key: string, items: T[]): T[] {
+    const known = this.lists.get(key);
+    if (known !== undefined) return known as T[];
+    if (this.count >= MAX_INTERNED) return items;
+    this.count++;
+    Object.freeze(items);
+    this.lists.set(key, items);
+    return items;
   }
 
   softwareIds(ids: readonly SoftwareId[]): SoftwareId[] {

@@ -11,15 +11,23 @@ export const MAX_DISTINCT_VALUES = 16;
 /** client-id-after-first candidates kept while waiting to learn whether the connection sends tag 0. */
 export const MAX_DEFERRED = 16;
 
+/**
+ * A live connection's state is made for every Kafka connection and kept while it is open (up to
+ * --max-connections of them), so its lists start as one shared empty array and get their own
+ * array, sized to fit, on the first value: an array grown by push would reserve 17 slots.
+ */
+const EMPTY: readonly never[] = Object.freeze([]);
+
 export class ConnState {
   readonly client: string;
   readonly broker: string;
   requests = 0;
   responses = 0;
   errorResponses = 0;
-  readonly apis = new Map<number, number>();
+  /** Requests per API as [apiKey, count, apiKey, count, ...] in order of first use (a handful of APIs). */
+  apis: number[] = EMPTY as never[];
   /** Header ClientInstanceIds (base64), in order of first appearance. */
-  readonly headerIds: string[] = [];
+  headerIds: string[] = EMPTY as never[];
   /** The first header ID: the ID of the connection's context (KIP-1313). */
   connectionId: Uint8Array | null = null;
   /** The most recent header ID. */
@@ -27,8 +35,8 @@ export class ConnState {
   /** The client has sent tag 0 on this connection. */
   sawTag0 = false;
   telemetryId: string | null = null;
-  readonly clientIds: string[] = [];
-  readonly software: SoftwareId[] = [];
+  clientIds: string[] = EMPTY as never[];
+  software: SoftwareId[] = EMPTY as never[];
   gaps = 0;
   /** Findings raised on this connection so far. */
   findings = 0;
@@ -40,10 +48,10 @@ export class ConnState {
   /** Every request so far was an ApiVersions answered with UNSUPPORTED_VERSION: a retry still counts as first. */
   apiVersionsRetryAllowed = false;
   /** Requests with a non-null ClientId after the first, held until the connection is known to send tag 0. */
-  readonly deferredClientIds: KafkaRequest[] = [];
+  deferredClientIds: KafkaRequest[] = EMPTY as never[];
   deferredOverflow = 0;
-  /** Latency histogram (bucket index → count); see latency.ts. */
-  readonly latency = new Map<number, number>();
+  /** Latency histogram (bucket index → count), made on the first response; see latency.ts. */
+  latency: Map<number, number> | null = null;
 
   constructor(
     readonly conn: KafkaConnection,
@@ -55,6 +63,36 @@ export class ConnState {
     this.firstUs = firstUs;
     this.lastUs = firstUs;
   }
+
+  /** Counts a request of this API. */
+  countApi(apiKey: number): void {
+    const a = this.apis;
+    for (let i = 0; i < a.length; i += 2) {
+      if (a[i] === apiKey) {
+        a[i + 1]!++;
+        return;
+      }
+    }
+    if (a.length === 0) this.apis = [apiKey, 1];
+    else a.push(apiKey, 1);
+  }
+
+  /** Requests of this API so far. */
+  apiCount(apiKey: number): number {
+    const a = this.apis;
+    for (let i = 0; i < a.length; i += 2) if (a[i] === apiKey) return a[i + 1]!;
+    return 0;
+  }
+}
+
+/**
+ * `list` with `value` added unless already there or the list is full (MAX_DISTINCT_VALUES): the
+ * same array, or a new one-element array when `list` is empty (possibly the shared empty one).
+ */
+export function withDistinct<T>(list: T[], value: T, same: (a: T, b: T) => boolean = Object.is): T[] {
+  if (list.length === 0) return [value];
+  addDistinct(list, value, same);
+  return list;
 }
 
 export function addDistinct<T>(list: T[], value: T, same: (a: T, b: T) => boolean = Object.is): void {

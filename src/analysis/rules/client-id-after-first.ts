@@ -37,10 +37,11 @@ export const clientIdAfterFirst: ConnectionRule = {
     if (!s.sawTag0 && sendsTag0) {
       // The connection just showed it is a KIP-1313 client: the candidates held so far are violations.
       for (const held of s.deferredClientIds) report(hit(held));
-      s.deferredClientIds.length = 0;
+      s.deferredClientIds = [];
     }
     if (countsAsFirst(s, r) || r.header.clientId === null) return;
     if (sendsTag0) report(hit(r));
+    else if (s.deferredClientIds.length === 0) s.deferredClientIds = [r];
     else if (s.deferredClientIds.length < MAX_DEFERRED) s.deferredClientIds.push(r);
     else s.deferredOverflow++;
   },
