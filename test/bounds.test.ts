@@ -9,7 +9,8 @@ import Table from 'cli-table3';
 import { checkCapture, installAllocationHook } from '../scripts/fuzz/check.js';
 import { floodCapture } from '../scripts/fuzz/flood.js';
 import { mergeResults } from '../src/analysis/parallel.js';
-import { analyzeInput, type InputResult } from '../src/analysis/run.js';
+import { DEFAULT_MAX_SUMMARIES } from '../src/analysis/analyzer.js';
+import { analyzeInput, DEFAULT_MAX_FINDINGS, type InputResult } from '../src/analysis/run.js';
 import type { Report } from '../src/analysis/report.js';
 import type { Finding } from '../src/analysis/types.js';
 import { MAX_PACKET_BYTES } from '../src/capture/parser.js';
@@ -311,10 +312,14 @@ describe('floods (scaled down from `npm run fuzz -- flood`)', () => {
   afterAll(() => uninstall());
 
   // Counts only: timing belongs to `npm run fuzz -- flood` and `npm run bench`, not to unit tests.
-  async function flood(n: number, mode: Parameters<typeof floodCapture>[1]): Promise<{ connections: number; findings: number; notes: string[] }> {
+  async function flood(
+    n: number,
+    mode: Parameters<typeof floodCapture>[1],
+    limits: { maxSummaries?: number; maxFindings?: number } = {},
+  ): Promise<{ connections: number; findings: number; notes: string[]; notListed?: unknown }> {
     const file = tmpFile(`${mode}-${n}.pcap`, floodCapture(n, mode));
-    const r = await analyzeInput(file, 0, DEFAULTS);
-    return { connections: r.connections.length, findings: r.findings.length, notes: r.input.notes };
+    const r = await analyzeInput(file, 0, { ...DEFAULTS, ...limits });
+    return { connections: r.connections.length, findings: r.findings.length, notes: r.input.notes, ...(r.input.notListed ? { notListed: r.input.notListed } : {}) };
   }
 
   it('40,000 one-packet connections are counted, not kept one summary each', async () => {
@@ -325,8 +330,48 @@ describe('floods (scaled down from `npm run fuzz -- flood`)', () => {
     });
   });
 
-  it('one request per connection, each with a finding: every one is analysed', async () => {
-    expect(await flood(20_000, 'request')).toMatchObject({ connections: 20_000, findings: 20_000 });
+  it('one request per connection, each with a finding: every one is analysed, the first 1,000 findings of the rule listed', async () => {
+    expect(DEFAULT_MAX_FINDINGS).toBe(1000);
+    expect(await flood(20_000, 'request')).toEqual({
+      connections: 20_000,
+      findings: 1000,
+      notes: ['findings beyond the first 1000 of a rule are counted but not listed (--max-findings): zero-client-instance-id 19000'],
+      notListed: { connections: 0, requests: 0, responses: 0, findings: [['zero-client-instance-id', 19_000]] },
+    });
+  });
+
+  it('connection summaries stop at --max-connection-summaries (250,000 by default); the rest are counted', async () => {
+    expect(DEFAULT_MAX_SUMMARIES).toBe(250_000);
+    expect(await flood(3000, 'request', { maxSummaries: 1000, maxFindings: 5000 })).toEqual({
+      connections: 1000,
+      findings: 3000,
+      notes: ['2000 Kafka connections beyond the first 1000 are counted but not listed or grouped into client instances (--max-connection-summaries)'],
+      notListed: { connections: 2000, requests: 2000, responses: 0, findings: [] },
+    });
+  });
+
+  it('what the caps leave out still counts: the summary, the exit code, the table line', async () => {
+    const file = tmpFile('request-300.pcap', floodCapture(300, 'request'));
+    const json = await kcid(['analyze', file, '--format', 'json', '--max-findings', '10', '--max-connection-summaries', '100']);
+    expect(json.code).toBe(1);
+    const doc = JSON.parse(json.out) as { summary: unknown; connections: unknown[]; findings: unknown[] };
+    expect(doc.summary).toEqual({
+      connections: 300,
+      requests: 300,
+      responses: 0,
+      instances: 1,
+      findings: { error: 300, warning: 0, info: 0 },
+      notListed: { connections: 200, findings: 290 },
+    });
+    expect([doc.connections.length, doc.findings.length]).toEqual([100, 10]);
+    // A rule turned off drops its unlisted findings too; --fail-on judges the counted ones.
+    expect((await kcid(['analyze', file, '--max-findings', '1', '--rule', 'zero-client-instance-id=off'])).code).toBe(0);
+    expect((await kcid(['analyze', file, '--max-findings', '1', '--rule', 'zero-client-instance-id=warning', '--fail-on', 'warning'])).code).toBe(1);
+    const table = await kcid(['analyze', file, '--max-findings', '10', '--max-connection-summaries', '100']);
+    expect(table.out.split('\n')[0]).toBe(
+      '1 capture, 300 packets, 300 Kafka connections (port 9092), 300 requests, 1 client instance: 300 errors, 0 warnings, 0 notes (200 connections and 290 findings counted, not listed: see the notes)',
+    );
+    expect((await kcid(['analyze', file, '--max-findings', '0'])).err).toBe("kcid: invalid --max-findings '0' (expected a whole number from 1 to 100,000,000)\n");
   });
 
   it('200,000 bare ACKs over bytes never captured cost one ignored connection', async () => {

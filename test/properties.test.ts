@@ -10,6 +10,7 @@ import { DecodeError, MAX_STRING_LENGTH, Reader } from '../src/kafka/reader.js';
 import { decodeRequestHeader, decodeResponseHeader, requestHeaderVersion } from '../src/kafka/headers.js';
 import { isZeroUuid, parseUuid, uuidEquals, uuidToBase64, uuidToHex } from '../src/kafka/uuid.js';
 import { ALL_APIS } from '../src/kafka/apis.js';
+import { JsonList, safeJson, writeJson } from '../src/report/json-text.js';
 import {
   decodeApiVersionsRequest,
   decodeApiVersionsResponse,
@@ -348,6 +349,37 @@ describe('random bytes never throw anything but DecodeError', () => {
         for (const decode of decoders) onlyDecodeError(() => decode(bytes, 0, bytes.length, version));
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe('writeJson (the JSON formats written in pieces)', () => {
+  const pieces = (value: unknown, indent: number, depth?: number): string => {
+    const out: string[] = [];
+    writeJson(value, indent, (s) => out.push(s), depth);
+    return out.join('');
+  };
+  // Values JSON.stringify treats specially: undefined members are left out, undefined in arrays is null.
+  const value = fc.letrec((tie) => ({
+    leaf: fc.oneof(fc.jsonValue(), fc.string({ unit: 'binary' }), fc.constant(undefined)),
+    node: fc.oneof({ depthSize: 'small' }, tie('leaf'), fc.array(tie('node')), fc.dictionary(fc.string(), tie('node'))),
+  })).node;
+
+  it('writes the bytes safeJson writes, at every indent and depth', () => {
+    fc.assert(
+      fc.property(value, fc.constantFrom(0, 2), fc.integer({ min: 0, max: 4 }), (v, indent, depth) => {
+        fc.pre(v !== undefined);
+        expect(pieces(v, indent, depth)).toBe(`${safeJson(v, indent === 0 ? undefined : indent)}\n`);
+      }),
+    );
+  });
+
+  it('writes a JsonList element by element, as JSON.stringify writes its mapped array', () => {
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue()), fc.constantFrom(0, 2), (items, indent) => {
+        const doc = { a: [1, new JsonList(items, (x) => ({ x }))], b: new JsonList(items, (x) => x) };
+        expect(pieces(doc, indent)).toBe(`${safeJson(doc, indent === 0 ? undefined : indent)}\n`);
+      }),
     );
   });
 });

@@ -165,8 +165,10 @@ export function filterReport(report: Report, f: Filters): Report {
   const instances = groupInstances(connections.filter((c) => c.requests > 0));
   const counts = { error: 0, warning: 0, info: 0 };
   for (const x of findings) counts[x.severity]++;
+  // Connections and findings the caps did not keep cannot be filtered: a filtered report counts only what it lists.
+  const { notListed: _notListed, ...rest } = report;
   return {
-    ...report,
+    ...rest,
     instances,
     connections,
     findings,

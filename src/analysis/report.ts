@@ -3,8 +3,8 @@
  * grouped, cross-connection rules run, severities applied, findings in a stable order.
  */
 import { groupInstances, type InstanceModel } from './instances.js';
-import { REPORT_RULES } from './rules/index.js';
-import type { CaptureSummary, ConnectionSummary, Finding, Severity } from './types.js';
+import { REPORT_RULES, ruleById } from './rules/index.js';
+import { SEVERITIES, type CaptureSummary, type ConnectionSummary, type Finding, type Severity } from './types.js';
 
 /** A rule's severity as configured: one of the three, or 'off' to drop its findings. */
 export type SeveritySetting = Severity | 'off';
@@ -28,6 +28,11 @@ export interface Report {
   };
   /** Findings left out because a baseline recorded them (set by applyBaseline, absent without a baseline). */
   suppressed?: number;
+  /**
+   * Connections and findings the listing caps counted but did not keep (--max-connection-summaries,
+   * --max-findings): included in `counts`, absent from the lists. Absent when nothing was left out.
+   */
+  notListed?: { connections: number; findings: number };
 }
 
 export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): Report {
@@ -69,12 +74,34 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
     requests += c.requests;
     responses += c.responses;
   }
+  // What the caps left out still counts: totals and the --fail-on threshold see every finding.
+  const notListed = { connections: 0, findings: 0 };
+  for (const input of summary.inputs) {
+    const n = input.notListed;
+    if (n === undefined) continue;
+    notListed.connections += n.connections;
+    requests += n.requests;
+    responses += n.responses;
+    for (const [rule, count] of n.findings) {
+      const setting = opts.severities?.get(rule) ?? ruleById(rule)?.severity ?? 'info';
+      if (setting === 'off') continue;
+      counts[setting] += count;
+      notListed.findings += count;
+    }
+  }
   return {
     inputs: summary.inputs,
     instances,
     connections,
     findings: applied,
-    counts: { connections: connections.length, requests, responses, instances: instances.length, findings: counts },
+    counts: {
+      connections: connections.length + notListed.connections,
+      requests,
+      responses,
+      instances: instances.length,
+      findings: counts,
+    },
+    ...(notListed.connections > 0 || notListed.findings > 0 ? { notListed } : {}),
   };
 }
 
@@ -101,8 +128,9 @@ export function compareFindings(a: Finding, b: Finding): number {
 
 export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
 
-/** Exit code 1 when a finding reaches the --fail-on threshold. */
+/** Exit code 1 when a finding (listed or only counted) reaches the --fail-on threshold. */
 export function reachesThreshold(report: Report, failOn: Severity | 'none'): boolean {
   if (failOn === 'none') return false;
-  return report.findings.some((f) => SEVERITY_RANK[f.severity] >= SEVERITY_RANK[failOn]);
+  const c = report.counts.findings;
+  return SEVERITIES.some((s) => c[s] > 0 && SEVERITY_RANK[s] >= SEVERITY_RANK[failOn]);
 }

@@ -24,6 +24,10 @@ export interface AnalyzeOptions {
   maxConnections?: number;
   /** A connection idle this long in capture time is retired (default 600 s). */
   idleTimeoutSec?: number;
+  /** Connection summaries kept for the report (default 250,000); later connections are counted only. */
+  maxSummaries?: number;
+  /** Findings of one rule kept per input (default 1,000); the rest are counted only. */
+  maxFindings?: number;
   /** Stop reading at this signal (follow mode's Ctrl-C) and analyse what was read. */
   signal?: AbortSignal;
 }
@@ -48,6 +52,9 @@ export const DEFAULT_KAFKA_PORT = 9092;
 /** Kafka's socket.request.max.bytes default. */
 export const DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024;
 
+/** Findings of one rule kept per input by default: the first thousand say what a million would. */
+export const DEFAULT_MAX_FINDINGS = 1000;
+
 export interface InputResult {
   input: InputSummary;
   connections: ConnectionSummary[];
@@ -62,15 +69,18 @@ export async function analyzeInput(
   observer?: RequestObserver,
 ): Promise<InputResult> {
   const findings: Finding[] = [];
+  const maxFindings = opts.maxFindings ?? DEFAULT_MAX_FINDINGS;
+  /** rule id → findings made so far (listed or not). */
+  const perRule = new Map<string, number>();
+  const keep = (f: Finding): void => {
+    const n = (perRule.get(f.rule) ?? 0) + 1;
+    perRule.set(f.rule, n);
+    if (n > maxFindings) return;
+    findings.push(f);
+    onFinding(f);
+  };
   const clock = { tsSec: 0, tsNsec: 0 };
-  const analyzer = new CaptureAnalyzer(
-    inputIndex,
-    (f) => {
-      findings.push(f);
-      onFinding(f);
-    },
-    observer,
-  );
+  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries);
   const reassembler = new Reassembler(
     new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock }),
     {
@@ -121,6 +131,20 @@ export async function analyzeInput(
     );
   }
   if (net.ipFragments > 0) notes.push(`${net.ipFragments} IP fragments were skipped (kcid does not reassemble IP fragments)`);
+  const unlisted = analyzer.unlisted;
+  if (unlisted.connections > 0) {
+    notes.push(
+      `${unlisted.connections} Kafka connections beyond the first ${analyzer.connections.length} are counted but not listed or grouped into client instances (--max-connection-summaries)`,
+    );
+  }
+  const unlistedFindings: [string, number][] = [];
+  for (const [rule, n] of [...perRule].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+    if (n > maxFindings) unlistedFindings.push([rule, n - maxFindings]);
+  }
+  if (unlistedFindings.length > 0) {
+    const list = unlistedFindings.map(([rule, n]) => `${rule} ${n}`).join(', ');
+    notes.push(`findings beyond the first ${maxFindings} of a rule are counted but not listed (--max-findings): ${list}`);
+  }
   if (stats.truncatedAtFrame > 0) {
     const f: Finding = {
       rule: 'capture-truncated',
@@ -136,9 +160,10 @@ export async function analyzeInput(
       clientInstanceId: null,
       input: inputIndex,
     };
-    findings.push(f);
-    onFinding(f);
+    keep(f);
   }
+  const notListed =
+    unlisted.connections > 0 || unlistedFindings.length > 0 ? { notListed: { ...unlisted, findings: unlistedFindings } } : {};
   return {
     input: {
       file,
@@ -156,6 +181,7 @@ export async function analyzeInput(
       damagedRecords: stats.damagedRecords,
       notes,
       startUs,
+      ...notListed,
     },
     connections: analyzer.connections.sort((a, b) => a.firstFrame - b.firstFrame || a.id - b.id),
     findings,

@@ -3,7 +3,7 @@
  * results from captures analysed anywhere (one per broker, one per batch task) combine into the
  * same report as analysing all the captures at once.
  */
-import { safeJson } from '../report/json-text.js';
+import { JsonList, writeJson } from '../report/json-text.js';
 import { sanitize } from '../report/sanitize.js';
 import type { CaptureSummary } from './types.js';
 
@@ -13,8 +13,22 @@ export class SummaryError extends Error {
   override readonly name = 'SummaryError';
 }
 
+/** The partial result as one line of JSON, written in pieces (connections and findings one by one). */
+export function writeSummaryJson(summary: CaptureSummary, write: (s: string) => void): void {
+  const doc = {
+    kind: SUMMARY_KIND,
+    version: summary.version,
+    inputs: summary.inputs,
+    connections: new JsonList(summary.connections, (c) => c),
+    findings: new JsonList(summary.findings, (f) => f),
+  };
+  writeJson(doc, 0, write);
+}
+
 export function renderSummaryJson(summary: CaptureSummary): string {
-  return `${safeJson({ kind: SUMMARY_KIND, ...summary })}\n`;
+  const parts: string[] = [];
+  writeSummaryJson(summary, (s) => parts.push(s));
+  return parts.join('');
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -41,6 +55,19 @@ export function parseSummary(text: string, file: string): CaptureSummary {
   const inRange = (o: Record<string, unknown>) => Number.isInteger(o.input) && (o.input as number) >= 0 && (o.input as number) < inputs.length;
   if (!(doc.connections as Record<string, unknown>[]).every(inRange) || !(doc.findings as Record<string, unknown>[]).every(inRange)) {
     throw new SummaryError(`${file}: an 'input' index points past its inputs`);
+  }
+  const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+  for (const input of inputs) {
+    const n = input.notListed;
+    if (n === undefined) continue;
+    const ok =
+      isObject(n) &&
+      count(n.connections) &&
+      count(n.requests) &&
+      count(n.responses) &&
+      Array.isArray(n.findings) &&
+      n.findings.every((p: unknown) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && count(p[1]));
+    if (!ok) throw new SummaryError(`${file}: an input's 'notListed' is not {connections, requests, responses, findings: [[rule, count]]}`);
   }
   return { version: 1, inputs: doc.inputs, connections: doc.connections, findings: doc.findings } as unknown as CaptureSummary;
 }

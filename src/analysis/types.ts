@@ -46,6 +46,20 @@ export interface InputSummary {
   notes: string[];
   /** Time of the first packet (µs since the epoch), or null for an input without packets. */
   startUs: number | null;
+  /** What the listing caps left out but counted (absent when nothing was left out). */
+  notListed?: NotListed;
+}
+
+/**
+ * Counted but not kept: connections beyond --max-connection-summaries (their requests and
+ * responses still count), and findings beyond --max-findings of one rule, as [rule, count]
+ * pairs ascending by rule id.
+ */
+export interface NotListed {
+  connections: number;
+  requests: number;
+  responses: number;
+  findings: [string, number][];
 }
 
 export interface SoftwareId {

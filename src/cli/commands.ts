@@ -19,10 +19,10 @@ import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
 import { REPORT_RULES } from '../analysis/rules/index.js';
 import { analyzeInput, DEFAULT_KAFKA_PORT, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
-import { mergeSummaries, parseSummary, renderSummaryJson, SummaryError } from '../analysis/summary-io.js';
+import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
 import { renderClientDetail, renderClientsJson, renderClientsTable } from '../report/clients.js';
-import { findingJson, renderJson } from '../report/json.js';
+import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../report/json-text.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
@@ -42,6 +42,8 @@ export interface CommonCliOptions {
   port?: string;
   maxConnections?: string;
   idleTimeout?: string;
+  maxConnectionSummaries?: string;
+  maxFindings?: string;
   detect: boolean;
   maxFrameBytes?: string;
   jobs?: string;
@@ -87,6 +89,8 @@ function captureOptions(o: CommonCliOptions, progress: Progress | null): Analyze
   };
   if (o.maxConnections !== undefined) opts.maxConnections = parseCount(o.maxConnections, '--max-connections', 1, 10_000_000);
   if (o.idleTimeout !== undefined) opts.idleTimeoutSec = parseCount(o.idleTimeout, '--idle-timeout', 1, 31_536_000);
+  if (o.maxConnectionSummaries !== undefined) opts.maxSummaries = parseCount(o.maxConnectionSummaries, '--max-connection-summaries', 1, 100_000_000);
+  if (o.maxFindings !== undefined) opts.maxFindings = parseCount(o.maxFindings, '--max-findings', 1, 100_000_000);
   if (progress !== null) opts.onProgress = (read, total, packets, connections, findings) => progress.update(read, total, packets, connections, findings);
   return opts;
 }
@@ -164,11 +168,17 @@ function reportFrom(summary: CaptureSummary, o: AnalyzeCliOptions, config: Confi
   return filterReport(report, parseFilters(o));
 }
 
-function render(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, out: Out, io: Io): string {
+/** Writes the report in the chosen format; the JSON formats are written in pieces as they are made. */
+function emit(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, out: Out, io: Io): void {
+  const write = (s: string) => out.write(s);
+  if (o.format === 'json') writeReportJson(report, write);
+  else if (o.format === 'summary-json') writeSummaryJson(summary, write);
+  else out.write(render(report, o, out, io));
+}
+
+function render(report: Report, o: AnalyzeCliOptions, out: Out, io: Io): string {
   const format = o.format;
   switch (format) {
-    case 'json':
-      return renderJson(report);
     case 'ndjson':
       return renderFindingsNdjson(report);
     case 'junit':
@@ -177,8 +187,6 @@ function render(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, o
       return renderSarif(report, packageVersion());
     case 'markdown':
       return renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
-    case 'summary-json':
-      return renderSummaryJson(summary);
     default:
       return renderTable(report, styleFor(out, io), out.isTTY ? (out.columns ?? 200) : 200);
   }
@@ -198,7 +206,7 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   const out = new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
   warnIfEmpty(report, parseFilters(o), io);
-  out.write(render(report, summary, o, out, io));
+  emit(report, summary, o, out, io);
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
 }
@@ -221,7 +229,7 @@ export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io
   const out = new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
   warnIfEmpty(report, parseFilters(o), io);
-  out.write(render(report, summary, o, out, io));
+  emit(report, summary, o, out, io);
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
 }

@@ -49,6 +49,8 @@ function addCaptureOptions(cmd: Command): Command {
     .option('--max-frame-bytes <size>', 'larger frames mean the stream is out of sync (default: 100MiB, socket.request.max.bytes)')
     .option('--max-connections <n>', 'live TCP connections tracked at once; the least recently active is retired beyond (default: 100000)')
     .option('--idle-timeout <seconds>', 'retire a connection idle this long in capture time (default: 600)')
+    .option('--max-connection-summaries <n>', 'connections kept per capture for instances and the connection list; later ones are counted only (default: 250000)')
+    .option('--max-findings <n>', 'findings of one rule listed per capture; the rest are counted only (default: 1000)')
     .option('-j, --jobs <n>', 'captures analysed in parallel on worker threads (default: the number of cores)')
     .option('-q, --quiet', 'no progress line on stderr')
     .option('--instance <id>', 'only this client instance (base64 or hex UUID, or a unique prefix)')

@@ -11,3 +11,72 @@ const escapeUnit = (ch: string): string => `\\u${ch.charCodeAt(0).toString(16).p
 export function safeJson(value: unknown, indent?: number): string {
   return JSON.stringify(value, null, indent).replace(TERMINAL_UNSAFE, escapeUnit);
 }
+
+/**
+ * A list rendered element by element by {@link writeJson}: `items` mapped through `map` one at a
+ * time, so a report with a quarter of a million connections never holds all their JSON objects,
+ * nor one string of the whole document (V8 strings stop at about 512 MB). JSON.stringify sees the
+ * mapped array through toJSON, so both give the same bytes.
+ */
+export class JsonList<T> {
+  constructor(
+    readonly items: readonly T[],
+    readonly map: (item: T) => unknown,
+  ) {}
+
+  toJSON(): unknown[] {
+    return this.items.map(this.map);
+  }
+}
+
+/**
+ * Writes `value` as safeJson(value, indent || undefined) would (indent 0: one line), in pieces: objects and arrays down to `depth`
+ * levels are written member by member (and every {@link JsonList} element by element); below
+ * that, JSON.stringify writes each member whole.
+ */
+export function writeJson(value: unknown, indent: number, write: (s: string) => void, depth = 2): void {
+  writeValue(value, indent, write, depth, indent === 0 ? '' : '\n');
+  write('\n');
+}
+
+function writeValue(value: unknown, indent: number, write: (s: string) => void, depth: number, newline: string): void {
+  if (value instanceof JsonList) {
+    const { items, map } = value;
+    if (items.length === 0) return write('[]');
+    const inner = indent === 0 ? '' : newline + ' '.repeat(indent);
+    const pieces: string[] = [];
+    for (let i = 0; i < items.length; i++) {
+      pieces.push(i === 0 ? `[${inner}` : `,${inner}`, stringifyAt(map(items[i]!), indent, inner));
+      // Flush every few hundred elements: few calls to `write`, bounded memory.
+      if (pieces.length >= 512) write(pieces.splice(0).join(''));
+    }
+    pieces.push(`${newline}]`);
+    return write(pieces.join(''));
+  }
+  if (depth <= 0 || value === null || typeof value !== 'object') return write(stringifyAt(value, indent, newline));
+  const inner = indent === 0 ? '' : newline + ' '.repeat(indent);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return write('[]');
+    value.forEach((v, i) => {
+      write(i === 0 ? `[${inner}` : `,${inner}`);
+      // JSON.stringify writes undefined, functions and symbols in arrays as null.
+      writeValue(v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v, indent, write, depth - 1, inner);
+    });
+    return write(`${newline}]`);
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return write(stringifyAt(value, indent, newline));
+  let first = true;
+  for (const [k, v] of Object.entries(value)) {
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    write(`${first ? '{' : ','}${inner}${safeJson(k)}${indent === 0 ? ':' : ': '}`);
+    writeValue(v, indent, write, depth - 1, inner);
+    first = false;
+  }
+  write(first ? '{}' : `${newline}}`);
+}
+
+/** safeJson(value, indent), indented to sit after `newline` (JSON strings hold no raw line breaks). */
+function stringifyAt(value: unknown, indent: number, newline: string): string {
+  const text = safeJson(value, indent === 0 ? undefined : indent);
+  return indent === 0 || newline === '\n' ? text : text.replace(/\n/g, newline);
+}

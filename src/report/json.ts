@@ -2,7 +2,7 @@
 import type { Report } from '../analysis/report.js';
 import type { Finding } from '../analysis/types.js';
 import { apiName } from '../kafka/apis.js';
-import { safeJson } from './json-text.js';
+import { JsonList, writeJson } from './json-text.js';
 import { isoMicros } from './time.js';
 
 export const JSON_FORMAT_VERSION = 1;
@@ -45,6 +45,7 @@ export function reportJson(report: Report): Record<string, unknown> {
       instances: report.counts.instances,
       findings: { ...report.counts.findings },
       ...(report.suppressed === undefined ? {} : { suppressed: report.suppressed }),
+      ...(report.notListed === undefined ? {} : { notListed: { ...report.notListed } }),
     },
     instances: report.instances.map((inst) => ({
       clientInstanceId: inst.clientInstanceId,
@@ -60,7 +61,7 @@ export function reportJson(report: Report): Record<string, unknown> {
       firstSeen: isoMicros(inst.firstUs),
       lastSeen: isoMicros(inst.lastUs),
     })),
-    connections: report.connections.map((c) => ({
+    connections: new JsonList(report.connections, (c) => ({
       client: c.client,
       broker: c.broker,
       clientInstanceId: c.headerInstanceIds[0] ?? c.telemetryInstanceId,
@@ -69,10 +70,17 @@ export function reportJson(report: Report): Record<string, unknown> {
       gaps: c.gaps,
       input: c.input,
     })),
-    findings: report.findings.map(findingJson),
+    findings: new JsonList(report.findings, findingJson),
   };
 }
 
+/** The report as JSON, written in pieces (see writeJson): same bytes as {@link renderJson}. */
+export function writeReportJson(report: Report, write: (s: string) => void): void {
+  writeJson(reportJson(report), 2, write);
+}
+
 export function renderJson(report: Report): string {
-  return `${safeJson(reportJson(report), 2)}\n`;
+  const parts: string[] = [];
+  writeReportJson(report, (s) => parts.push(s));
+  return parts.join('');
 }

@@ -19,8 +19,17 @@ export function summaryLine(report: Report): string {
     (ports.length > 0 ? ` (${ports.length === 1 ? 'port' : 'ports'} ${ports.join(', ')})` : '') +
     `, ${plural(report.counts.requests, 'request')}, ${plural(report.counts.instances, 'client instance')}: ` +
     `${plural(f.error, 'error')}, ${plural(f.warning, 'warning')}, ${plural(f.info, 'note')}` +
-    (report.suppressed ? `, ${report.suppressed.toLocaleString('en-US')} suppressed by the baseline` : '')
+    (report.suppressed ? `, ${report.suppressed.toLocaleString('en-US')} suppressed by the baseline` : '') +
+    notListedText(report)
   );
+}
+
+/** " (12 connections and 3,000 findings counted, not listed: see the notes)", or nothing. */
+function notListedText(report: Report): string {
+  const n = report.notListed;
+  if (n === undefined) return '';
+  const parts = [n.connections > 0 ? plural(n.connections, 'connection') : '', n.findings > 0 ? plural(n.findings, 'finding') : ''].filter((p) => p !== '');
+  return ` (${parts.join(' and ')} counted, not listed: see the notes)`;
 }
 
 function table(head: string[], style: Style, colWidths?: (number | null)[]): Table.Table {
