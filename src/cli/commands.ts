@@ -21,16 +21,10 @@ import { REPORT_RULES } from '../analysis/rules/index.js';
 import { analyzeInput, DEFAULT_KAFKA_PORT, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
 import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
-import { renderClientDetail, renderClientsJson, renderClientsTable } from '../report/clients.js';
 import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../report/json-text.js';
-import { renderJunit } from '../report/junit.js';
-import { renderMarkdown } from '../report/markdown.js';
-import { renderFindingsNdjson } from '../report/ndjson.js';
 import { RequestRows, requestNdjson, requestTableHeader, requestTableRow, type RequestRow } from '../report/requests.js';
-import { renderSarif } from '../report/sarif.js';
-import { makeStyle, wantsColor, type Style } from '../report/style.js';
-import { renderInstances, renderTable, summaryLine } from '../report/table.js';
+import type { Style } from '../report/style.js';
 import { apiLabel } from '../kafka/messages.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
 import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './main.js';
@@ -142,7 +136,12 @@ function severities(config: Config, o: { rule?: string[] }): Map<string, Severit
   return mergeSeverities(config, (o.rule ?? []).map(parseRuleSetting));
 }
 
-function styleFor(out: Out, io: Io): Style {
+/**
+ * Colours for a terminal. The formatters for people (tables, colour, JUnit, SARIF, Markdown) are
+ * loaded when asked for: `--format json` in CI does not pay for modules it never uses.
+ */
+async function styleFor(out: Out, io: Io): Promise<Style> {
+  const { makeStyle, wantsColor } = await import('../report/style.js');
   return makeStyle(out.isTTY && wantsColor({ isTTY: true }, io.env));
 }
 
@@ -169,26 +168,26 @@ function reportFrom(summary: CaptureSummary, o: AnalyzeCliOptions, config: Confi
 }
 
 /** Writes the report in the chosen format; the JSON formats are written in pieces as they are made. */
-function emit(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, out: Out, io: Io): void {
+async function emit(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, out: Out, io: Io): Promise<void> {
   const write = (s: string) => out.write(s);
   if (o.format === 'json') writeReportJson(report, write);
   else if (o.format === 'summary-json') writeSummaryJson(summary, write);
-  else out.write(render(report, o, out, io));
+  else out.write(await render(report, o, out, io));
 }
 
-function render(report: Report, o: AnalyzeCliOptions, out: Out, io: Io): string {
+async function render(report: Report, o: AnalyzeCliOptions, out: Out, io: Io): Promise<string> {
   const format = o.format;
   switch (format) {
     case 'ndjson':
-      return renderFindingsNdjson(report);
+      return (await import('../report/ndjson.js')).renderFindingsNdjson(report);
     case 'junit':
-      return renderJunit(report);
+      return (await import('../report/junit.js')).renderJunit(report);
     case 'sarif':
-      return renderSarif(report, packageVersion());
+      return (await import('../report/sarif.js')).renderSarif(report, packageVersion());
     case 'markdown':
-      return renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
+      return (await import('../report/markdown.js')).renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
     default:
-      return renderTable(report, styleFor(out, io), out.isTTY ? (out.columns ?? 200) : 200);
+      return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), out.isTTY ? (out.columns ?? 200) : 200);
   }
 }
 
@@ -206,7 +205,7 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   const out = new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
   warnIfEmpty(report, parseFilters(o), io);
-  emit(report, summary, o, out, io);
+  await emit(report, summary, o, out, io);
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
 }
@@ -229,7 +228,7 @@ export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io
   const out = new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
   warnIfEmpty(report, parseFilters(o), io);
-  emit(report, summary, o, out, io);
+  await emit(report, summary, o, out, io);
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
 }
@@ -253,7 +252,8 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   const settings = severities(config, o);
   const filters = parseFilters(o);
   const out = new Out(io.stdout, o.output, true);
-  const style = styleFor(out, io);
+  const style = await styleFor(out, io);
+  const { renderInstances, summaryLine } = await import('../report/table.js');
   const controller = new AbortController();
   const stopListening = io.onInterrupt?.(() => controller.abort()) ?? (() => {});
   const opts = { ...captureOptions(o, null), signal: controller.signal };
@@ -348,7 +348,8 @@ export async function clientsCommand(
   const opts = captureOptions(o, progress);
   const { instance, ...others } = parseFilters(o);
   const out = new Out(io.stdout, o.output);
-  const style = styleFor(out, io);
+  const style = await styleFor(out, io);
+  const { renderClientDetail, renderClientsJson, renderClientsTable } = await import('../report/clients.js');
   if (instance === undefined) {
     progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
     const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
