@@ -30,7 +30,7 @@ export async function readCapture(input: string, sink: PacketSink, opts: ReadCap
     });
     if (info.isDirectory()) throw new CaptureError(`${input}: is a directory`);
     const total = info.isFile() ? info.size : null;
-    return await readFrom(input, fileChunks(input, file), sink, opts, total, 'empty file');
+    return await readFrom(input, fileChunks(input, file, total), sink, opts, total, 'empty file');
   } finally {
     await file.close().catch(() => undefined);
   }
@@ -268,8 +268,11 @@ async function openFile(path: string): Promise<FileHandle> {
  * The file's bytes, read ahead one chunk while the previous one is parsed. Two buffers take
  * turns: a chunk is only overwritten after the consumer asked for the chunk that follows it.
  */
-async function* fileChunks(name: string, file: FileHandle): AsyncGenerator<Buffer> {
-  const buffers = [Buffer.allocUnsafe(CHUNK_BYTES), Buffer.allocUnsafe(CHUNK_BYTES)] as const;
+async function* fileChunks(name: string, file: FileHandle, size: number | null): AsyncGenerator<Buffer> {
+  // A small file needs no 4 MiB buffers: one byte more than the file sees its end in one read
+  // (at least 64 KiB, for a file that is still being written).
+  const bytes = size === null ? CHUNK_BYTES : Math.max(64 * 1024, Math.min(CHUNK_BYTES, size + 1));
+  const buffers = [Buffer.allocUnsafe(bytes), Buffer.allocUnsafe(bytes)] as const;
   let turn = 0;
   // A read's rejection is caught at once and rethrown when awaited, never left unhandled.
   const readInto = (buf: Buffer) => file.read(buf, 0, buf.length, null).then((r) => r.bytesRead, (err: unknown) => failure(name, err));
