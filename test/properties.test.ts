@@ -374,6 +374,14 @@ describe('writeJson (the JSON formats written in pieces)', () => {
     );
   });
 
+  it('writes a JsonList longer than one batch (256) as JSON.stringify writes its mapped array', () => {
+    for (const n of [255, 256, 257, 600]) {
+      const items = Array.from({ length: n }, (_, i) => i);
+      const doc = { outer: { list: new JsonList(items, (i) => ({ i, s: `\u009b${i}`, nested: [i, { deep: [] }] })) } };
+      for (const indent of [0, 2]) expect(pieces(doc, indent)).toBe(`${safeJson(doc, indent === 0 ? undefined : indent)}\n`);
+    }
+  });
+
   it('writes a JsonList element by element, as JSON.stringify writes its mapped array', () => {
     fc.assert(
       fc.property(fc.array(fc.jsonValue()), fc.constantFrom(0, 2), (items, indent) => {

@@ -29,6 +29,9 @@ export class JsonList<T> {
   }
 }
 
+/** Elements of a {@link JsonList} stringified per call. */
+const LIST_BATCH = 256;
+
 /**
  * Writes `value` as safeJson(value, indent || undefined) would (indent 0: one line), in pieces: objects and arrays down to `depth`
  * levels are written member by member (and every {@link JsonList} element by element); below
@@ -43,15 +46,16 @@ function writeValue(value: unknown, indent: number, write: (s: string) => void, 
   if (value instanceof JsonList) {
     const { items, map } = value;
     if (items.length === 0) return write('[]');
-    const inner = indent === 0 ? '' : newline + ' '.repeat(indent);
-    const pieces: string[] = [];
-    for (let i = 0; i < items.length; i++) {
-      pieces.push(i === 0 ? `[${inner}` : `,${inner}`, stringifyAt(map(items[i]!), indent, inner));
-      // Flush every few hundred elements: few calls to `write`, bounded memory.
-      if (pieces.length >= 512) write(pieces.splice(0).join(''));
+    // Elements go to JSON.stringify a batch at a time (one call, one re-indent per batch): the
+    // batch's "[" and "]" lines are cut off and its lines moved to this list's depth.
+    for (let from = 0; from < items.length; from += LIST_BATCH) {
+      const batch = new Array<unknown>(Math.min(LIST_BATCH, items.length - from));
+      for (let i = 0; i < batch.length; i++) batch[i] = map(items[from + i]!);
+      const text = stringifyAt(batch, indent, newline);
+      // text is "[" + elements + newline + "]" (indent 0: "[" + elements + "]").
+      write((from === 0 ? '[' : ',') + text.slice(1, text.length - 1 - newline.length));
     }
-    pieces.push(`${newline}]`);
-    return write(pieces.join(''));
+    return write(`${newline}]`);
   }
   if (depth <= 0 || value === null || typeof value !== 'object') return write(stringifyAt(value, indent, newline));
   const inner = indent === 0 ? '' : newline + ' '.repeat(indent);
