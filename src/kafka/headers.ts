@@ -113,6 +113,9 @@ export interface DecodeRequestHeaderOptions {
 }
 
 const NO_OPTIONS: DecodeRequestHeaderOptions = {};
+// A header is made per request: its lists are shared empty ones until something goes in them.
+const NO_TAGS: TaggedFieldRef[] = Object.freeze([]) as never as TaggedFieldRef[];
+const NO_PROBLEMS: HeaderProblem[] = Object.freeze([]) as never as HeaderProblem[];
 const scratch = new Reader(new Uint8Array(0));
 
 /**
@@ -148,9 +151,9 @@ export function decodeRequestHeader(
     clientId: null,
     clientIdPresent: false,
     clientInstanceId: null,
-    otherTags: [],
+    otherTags: NO_TAGS,
     headerLength: 0,
-    problems: [],
+    problems: NO_PROBLEMS,
   };
   const layout = headerVersion === null ? UNKNOWN_API_LAYOUT : REQUEST_HEADER_LAYOUTS.get(headerVersion)!;
   try {
@@ -195,16 +198,23 @@ function readClientId(r: Reader, header: RequestHeader): void {
     // Kafka's generated reader takes any negative length as null; writers only send -1.
     const length = (((r.buf[lengthAt]! << 8) | r.buf[lengthAt + 1]!) << 16) >> 16;
     if (length !== -1) addProblem(header, 'bad-client-id', `ClientId length ${length} (Kafka reads it as null)`);
-  } else if (!isUtf8(r.buf.subarray(lengthAt + 2, r.pos))) {
+  } else if (!r.lastTextAscii && !isUtf8(r.buf.subarray(lengthAt + 2, r.pos))) {
     // Kafka decodes with new String(bytes, UTF_8): the broker accepts it and sees U+FFFD instead.
     addProblem(header, 'bad-client-id', 'ClientId is not valid UTF-8');
   }
 }
 
 function readRequestTags(r: Reader, known: readonly HeaderTagSpec[], header: RequestHeader): void {
+  // The tagged-field loop of Reader.taggedFields, written out: no callback made per request.
   let previous = -1;
   let seenTag0 = false;
-  r.taggedFields((tag, size, at) => {
+  const count = r.uvarint();
+  for (let i = 0; i < count; i++) {
+    const tag = r.uvarint();
+    const size = r.uvarint();
+    r.need(size);
+    const at = r.pos;
+    r.pos = at + size;
     // KIP-482: tagged fields are sent in ascending tag order, each tag at most once.
     if (tag === previous || (tag === 0 && seenTag0)) {
       addProblem(header, 'tag-repeated', `tag ${tag} appears more than once`);
@@ -212,22 +222,25 @@ function readRequestTags(r: Reader, known: readonly HeaderTagSpec[], header: Req
     if (tag < previous) addProblem(header, 'tags-not-ascending', `tag ${tag} follows tag ${previous}`);
     previous = tag;
     if (tag === 0) seenTag0 = true;
-    const spec = known.find((k) => k.tag === tag);
+    let spec: HeaderTagSpec | undefined;
+    for (let k = 0; k < known.length; k++) if (known[k]!.tag === tag) spec = known[k];
     if (spec === undefined) {
-      if (header.otherTags.length < MAX_KEPT_TAGS) header.otherTags.push({ tag, size } satisfies TaggedFieldRef);
-      return;
+      if (header.otherTags.length === 0) header.otherTags = [{ tag, size }];
+      else if (header.otherTags.length < MAX_KEPT_TAGS) header.otherTags.push({ tag, size } satisfies TaggedFieldRef);
+      continue;
     }
     if (size !== spec.size) {
       addProblem(header, 'tag0-size', `tag ${tag} (${spec.name}) has ${size} bytes, expected ${spec.size}`);
-      return;
+      continue;
     }
     if (spec.name === CLIENT_INSTANCE_ID_TAG.name) header.clientInstanceId = r.buf.subarray(at, at + size);
-  });
+  }
 }
 
 /** Records a problem once per code: a hostile header cannot grow the list. */
 function addProblem(header: RequestHeader, code: HeaderProblem['code'], message: string): void {
-  if (!header.problems.some((p) => p.code === code)) header.problems.push({ code, message });
+  if (header.problems.length === 0) header.problems = [{ code, message }];
+  else if (!header.problems.some((p) => p.code === code)) header.problems.push({ code, message });
 }
 
 /**

@@ -58,7 +58,8 @@ export class Reader {
     return this.end - this.pos;
   }
 
-  private need(n: number): void {
+  /** Throws DecodeError unless `n` more bytes are there. */
+  need(n: number): void {
     if (n > this.end - this.pos) {
       throw new DecodeError(`truncated: need ${n} bytes at offset ${this.pos}, have ${this.end - this.pos}`, this.pos);
     }
@@ -163,11 +164,24 @@ export class Reader {
     return r;
   }
 
+  /** The last string read was all ASCII (so certainly valid UTF-8). */
+  lastTextAscii = true;
+
   private text(len: number): string {
     if (len > MAX_STRING_LENGTH) {
       throw new DecodeError(`string length ${len} exceeds ${MAX_STRING_LENGTH}`, this.pos);
     }
-    return utf8.decode(this.bytes(len));
+    this.need(len);
+    const b = this.buf;
+    const from = this.pos;
+    const to = from + len;
+    this.pos = to;
+    // ClientIds, group IDs and software names are nearly always ASCII: read as Latin-1 (the same
+    // characters) without TextDecoder's overhead or a subarray.
+    let i = from;
+    while (i < to && b[i]! < 0x80) i++;
+    this.lastTextAscii = i === to;
+    return i === to ? latin1(b, from, to) : utf8.decode(b.subarray(from, to));
   }
 
   /** STRING / NULLABLE_STRING: int16 length. Kafka reads any negative length as null. */
@@ -249,3 +263,8 @@ export class Reader {
   }
 }
 
+/** Latin-1 text of b[from, to): Buffer's native slice, which takes any Uint8Array. */
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice?: (this: Uint8Array, from: number, to: number) => string }).latin1Slice;
+function latin1(b: Uint8Array, from: number, to: number): string {
+  return latin1Slice !== undefined ? latin1Slice.call(b, from, to) : Buffer.from(b.buffer, b.byteOffset + from, to - from).toString('latin1');
+}

@@ -16,9 +16,13 @@ export const clientInstanceIdMissing: ConnectionRule = {
     'RPCs which use the v2 request header, which is almost all of the current versions of the RPCs."',
   onRequest(s, r, report) {
     // A tag 0 of the wrong size is malformed-request-header's finding, not a missing ID.
-    const malformedTag0 = r.header.problems.some((p) => p.code === 'tag0-size');
-    if (s.sawTag0 && r.header.headerVersion === 2 && r.header.clientInstanceId === null && !malformedTag0) {
+    if (s.sawTag0 && r.header.headerVersion === 2 && r.header.clientInstanceId === null && !hasTag0SizeProblem(r.header.problems)) {
       report({ message: 'request header v2 without ClientInstanceId (tag 0) on a connection that sent it before' });
     }
   },
 };
+
+function hasTag0SizeProblem(problems: readonly { code: string }[]): boolean {
+  for (const p of problems) if (p.code === 'tag0-size') return true;
+  return false;
+}

@@ -14,6 +14,7 @@ export const malformedRequestHeader: ConnectionRule = {
     'KIP-1313 RequestHeader: { "name": "ClientInstanceId", "type": "uuid", "versions": "2+", "taggedVersions": ' +
     '"2+", "tag": 0 }; KIP-482: tagged fields are serialized in ascending tag order, each tag at most once.',
   onRequest(_s, r, report) {
-    for (const p of r.header.problems) report({ message: p.message });
+    const problems = r.header.problems;
+    for (let i = 0; i < problems.length; i++) report({ message: problems[i]!.message });
   },
 };
