@@ -271,7 +271,7 @@ function summarize(s: ConnState, shared: Interner): ConnectionSummary {
     firstFrame: s.conn.tcp.firstFrame,
     firstUs: s.firstUs,
     lastUs: s.lastUs,
-    headerInstanceIds: s.headerIds.length === 0 ? NONE : shared.list(`h${s.headerIds.join(',')}`, s.headerIds.slice()),
+    headerInstanceIds: shared.strings(s.headerIds),
     telemetryInstanceId: s.telemetryId,
     clientIds: shared.strings(s.clientIds),
     software: shared.softwareIds(s.software),
@@ -290,16 +290,28 @@ function summarize(s: ConnState, shared: Interner): ConnectionSummary {
 /** [apiKey, count] pairs ascending by key, the list and its pairs shared with other connections. */
 function apiCounts(s: ConnState, shared: Interner): [number, number][] {
   const keys = sortedApis(s.apis);
-  let key = 'a';
-  for (const k of keys) key += `${k}:${s.apiCount(k)},`;
-  return shared.list(
-    key,
-    keys.map((k) => shared.pair(k, s.apiCount(k))),
-  );
+  const pairs = new Array<[number, number]>(keys.length);
+  for (let i = 0; i < keys.length; i++) pairs[i] = shared.pair(keys[i]!, s.apiCount(keys[i]!));
+  return shared.list(pairs, hashPairs(pairs), samePair);
 }
 
 function sharedHistogram(flat: number[], shared: Interner): number[] {
-  return shared.list(`l${flat.join(',')}`, flat);
+  return shared.list(flat, hashNumbers(flat), Object.is);
+}
+
+const samePair = (a: readonly [number, number], b: readonly [number, number]): boolean => a[0] === b[0] && a[1] === b[1];
+
+/** FNV-1a over 32-bit values: cheap, and no key string to build and hash per connection. */
+function hashNumbers(values: readonly number[]): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < values.length; i++) h = Math.imul(h ^ values[i]!, 0x01000193);
+  return h & 0x3fffffff;
+}
+
+function hashPairs(pairs: readonly (readonly [number, number])[]): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < pairs.length; i++) h = Math.imul(Math.imul(h ^ pairs[i]![0], 0x01000193) ^ pairs[i]![1], 0x01000193);
+  return h & 0x3fffffff;
 }
 
 const NO_NUMBERS: number[] = Object.freeze([]) as never as number[];
@@ -359,7 +371,8 @@ class Interner {
   private readonly endpoints = new Map<string, Map<number, string>>();
   private readonly software = new Map<string, Map<string, SoftwareId>>();
   private readonly pairs = new Map<number, Map<number, [number, number]>>();
-  private readonly lists = new Map<string, unknown[]>();
+  private readonly lists = new Map<number, unknown[][]>();
+  private readonly singles = new Map<string, string[]>();
   private count = 0;
 
   /** `text` ('ip:port') of an endpoint, found by its address string (shared) and port: no string hashing. */
@@ -396,24 +409,39 @@ class Interner {
     return pair;
   }
 
+  /** The texts, each shared, in a list shared with the connections that have the same one text. */
   strings(texts: readonly string[]): string[] {
     if (texts.length === 0) return NONE;
+    if (texts.length === 1) {
+      // One ClientId, one header ID: the common case, looked up by the text itself.
+      const known = this.singles.get(texts[0]!);
+      if (known !== undefined) return known;
+      const one = [this.string(texts[0]!)];
+      if (this.count < MAX_INTERNED) {
+        this.count++;
+        this.singles.set(one[0]!, Object.freeze(one) as string[]);
+      }
+      return one;
+    }
     const out = new Array<string>(texts.length);
     for (let i = 0; i < texts.length; i++) out[i] = this.string(texts[i]!);
-    return texts.length === 1 ? this.list(out[0]!, out) : out;
+    return out;
   }
 
   /**
-   * One shared (frozen) array per content: the connections of one client share their header ID
-   * list, their API counts and often their latency histogram. `key` spells the content.
+   * One shared (frozen) list per content: the connections of one client share their API counts
+   * and often their latency histogram. `hash` is of the content; equal lists compare `same` item by item.
    */
-  list<T>(key: string, items: T[]): T[] {
-    const known = this.lists.get(key);
-    if (known !== undefined) return known as T[];
+  list<T>(items: T[], hash: number, same: (a: T, b: T) => boolean): T[] {
+    let bucket = this.lists.get(hash) as T[][] | undefined;
+    if (bucket !== undefined) {
+      for (const known of bucket) if (sameList(known, items, same)) return known;
+    }
     if (this.count >= MAX_INTERNED) return items;
     this.count++;
     Object.freeze(items);
-    this.lists.set(key, items);
+    if (bucket === undefined) this.lists.set(hash, (bucket = []));
+    bucket.push(items);
     return items;
   }
 
@@ -436,6 +464,12 @@ class Interner {
     }
     return out;
   }
+}
+
+function sameList<T>(a: readonly T[], b: readonly T[], same: (x: T, y: T) => boolean): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!same(a[i]!, b[i]!)) return false;
+  return true;
 }
 
 /**

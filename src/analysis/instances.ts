@@ -34,20 +34,40 @@ export interface InstanceModel {
   lastUs: number;
 }
 
-function instanceKey(c: ConnectionSummary): { key: string; id: string | null; source: InstanceSource } {
-  const header = c.headerInstanceIds[0];
-  if (header !== undefined) return { key: `id:${header}`, id: header, source: 'header' };
-  if (c.telemetryInstanceId !== null) return { key: `id:${c.telemetryInstanceId}`, id: c.telemetryInstanceId, source: 'telemetry' };
-  // NUL cannot occur in an IP address, so the key is unambiguous whatever the ClientId holds.
-  return { key: `addr:${c.clientIp}\u0000${c.clientIds[0] ?? ''}`, id: null, source: 'none' };
+/**
+ * Instances by header or telemetry ID (the ID text itself is the key: its hash is kept with the
+ * string), and ID-less ones by client IP, then first ClientId.
+ */
+const sameSoftware = (a: SoftwareId, b: SoftwareId): boolean => a.name === b.name && a.version === b.version;
+
+class InstanceIndex {
+  private readonly byId = new Map<string, InstanceModel>();
+  private readonly byAddress = new Map<string, Map<string, InstanceModel>>();
+
+  get(id: string | null, c: ConnectionSummary): InstanceModel | undefined {
+    return id !== null ? this.byId.get(id) : this.byAddress.get(c.clientIp)?.get(c.clientIds[0] ?? '');
+  }
+
+  set(id: string | null, c: ConnectionSummary, inst: InstanceModel): void {
+    if (id !== null) {
+      this.byId.set(id, inst);
+      return;
+    }
+    let byClientId = this.byAddress.get(c.clientIp);
+    if (byClientId === undefined) this.byAddress.set(c.clientIp, (byClientId = new Map()));
+    byClientId.set(c.clientIds[0] ?? '', inst);
+  }
 }
 
 /** Groups connections (already in input and frame order) into instances, in order of first appearance. */
 export function groupInstances(connections: readonly ConnectionSummary[]): InstanceModel[] {
-  const byKey = new Map<string, InstanceModel>();
+  const index = new InstanceIndex();
+  const instances: InstanceModel[] = [];
   for (const c of connections) {
-    const { key, id, source } = instanceKey(c);
-    let inst = byKey.get(key);
+    const header = c.headerInstanceIds[0];
+    const id = header ?? c.telemetryInstanceId;
+    const source: InstanceSource = header !== undefined ? 'header' : id !== null ? 'telemetry' : 'none';
+    let inst = index.get(id, c);
     if (inst === undefined) {
       const uuid = id === null ? null : parseUuid(id);
       inst = {
@@ -66,14 +86,15 @@ export function groupInstances(connections: readonly ConnectionSummary[]): Insta
         firstUs: c.firstUs,
         lastUs: c.lastUs,
       };
-      byKey.set(key, inst);
+      index.set(id, c, inst);
+      instances.push(inst);
     } else if (source === 'header' && inst.source === 'telemetry') {
       // The telemetry ID of a legacy connection is also some connection's header ID: one instance.
       inst.source = 'header';
     }
     inst.connections.push(c);
     for (const id of c.clientIds) addDistinct(inst.clientIds, id);
-    for (const s of c.software) addDistinct(inst.software, s, (a, b) => a.name === b.name && a.version === b.version);
+    for (const s of c.software) addDistinct(inst.software, s, sameSoftware);
     addDistinct(inst.clientAddresses, c.clientIp);
     addDistinct(inst.brokers, c.broker);
     inst.requests += c.requests;
@@ -83,7 +104,6 @@ export function groupInstances(connections: readonly ConnectionSummary[]): Insta
     inst.firstUs = Math.min(inst.firstUs, c.firstUs);
     inst.lastUs = Math.max(inst.lastUs, c.lastUs);
   }
-  const instances = [...byKey.values()];
   for (const inst of instances) inst.apis = new Map([...inst.apis].sort((a, b) => a[0] - b[0]));
   return instances;
 }

@@ -36,9 +36,9 @@ export interface Report {
 }
 
 export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): Report {
-  const connections = [...summary.connections].sort(
-    (a, b) => a.input - b.input || a.firstFrame - b.firstFrame || a.id - b.id,
-  );
+  // Each input's connections come sorted and inputs in order: sort only what is not (a merged file, a test).
+  const connections = [...summary.connections];
+  if (!isSorted(connections, compareConnections)) connections.sort(compareConnections);
   // A connection that never sent a request (TLS, or only bytes kcid could not frame) says nothing
   // about who the client is: it is listed as a connection but belongs to no instance.
   const instances = groupInstances(connections.filter((c) => c.requests > 0));
@@ -124,6 +124,16 @@ export function compareFindings(a: Finding, b: Finding): number {
     (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0) ||
     (a.message < b.message ? -1 : a.message > b.message ? 1 : 0)
   );
+}
+
+/** Input, then first frame, then connection number. */
+export function compareConnections(a: ConnectionSummary, b: ConnectionSummary): number {
+  return a.input - b.input || a.firstFrame - b.firstFrame || a.id - b.id;
+}
+
+function isSorted<T>(list: readonly T[], compare: (a: T, b: T) => number): boolean {
+  for (let i = 1; i < list.length; i++) if (compare(list[i - 1]!, list[i]!) > 0) return false;
+  return true;
 }
 
 export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
