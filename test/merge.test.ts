@@ -22,6 +22,15 @@ describe('several captures', () => {
     expect((JSON.parse(one.stdout) as { inputs: unknown[] }).inputs).toHaveLength(4);
   });
 
+  it('--jobs 3 over six captures (this thread and two workers, each taking several) gives the same bytes as --jobs 1', async () => {
+    const six = [...FILES, 'fixtures/kafkajs-mock-group.pcap', 'fixtures/kcat-mock-large.pcap.gz'];
+    const one = await kcid(['analyze', ...six, '--format', 'summary-json', '--jobs', '1']);
+    const three = await kcid(['analyze', ...six, '--format', 'summary-json', '--jobs', '3']);
+    expect(three.stderr).toBe('');
+    expect(three.stdout).toBe(one.stdout);
+    expect((JSON.parse(one.stdout) as { inputs: unknown[] }).inputs).toHaveLength(6);
+  });
+
   it('an instance seen in two captures is one instance with both brokers', async () => {
     // The same traffic seen at a second place (a copy under another name: the same name twice is refused).
     const copy = tmpFile('broker-2.pcapng', readFileSync(FILES[0]!));
@@ -34,9 +43,11 @@ describe('several captures', () => {
 
   it('a bad capture among several is still one line, exit 2', async () => {
     const bad = tmpFile('bad.pcap', 'hello');
-    const r = await kcid(['analyze', FILES[0]!, bad, '--jobs', '2']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`kcid: ${bad}: not a pcap or pcapng file (starts with 68 65 6c 6c)\n`);
+    for (const order of [[FILES[0]!, bad], [bad, FILES[0]!, FILES[1]!, FILES[2]!]]) {
+      const r = await kcid(['analyze', ...order, '--jobs', '2']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`kcid: ${bad}: not a pcap or pcapng file (starts with 68 65 6c 6c)\n`);
+    }
   });
 });
 
