@@ -45,7 +45,8 @@ const STREAM_NOTE_RULES: Record<StreamNote['kind'], { id: string; severity: Seve
 export class CaptureAnalyzer implements KafkaListener {
   readonly connections: ConnectionSummary[] = [];
   readonly kafkaPorts = new Set<number>();
-  private readonly live = new Map<KafkaConnection, ConnState>();
+  /** Connections with a state (made on their first Kafka event, dropped at their end). */
+  private liveStates = 0;
   private readonly shared = new Interner();
   private judged: ConnState | null = null;
   private judgedAt: KafkaRequest | KafkaResponse | null = null;
@@ -81,10 +82,11 @@ export class CaptureAnalyzer implements KafkaListener {
    * SYN flood, a health check that connects and leaves) costs no state at all.
    */
   private state(c: KafkaConnection): ConnState {
-    let s = this.live.get(c);
-    if (s === undefined) {
+    let s = c.listenerState as ConnState | null;
+    if (s === null) {
       s = new ConnState(c, this.input, toMicros(c.tcp.firstTsSec, c.tcp.firstTsNsec));
-      this.live.set(c, s);
+      c.listenerState = s;
+      this.liveStates++;
     }
     return s;
   }
@@ -116,8 +118,8 @@ export class CaptureAnalyzer implements KafkaListener {
   }
 
   unanswered(c: KafkaConnection, r: KafkaRequest): void {
-    const s = this.live.get(c);
-    if (s !== undefined) this.observer.unanswered?.(s, r);
+    const s = c.listenerState as ConnState | null;
+    if (s !== null) this.observer.unanswered?.(s, r);
   }
 
   note(c: KafkaConnection, n: StreamNote): void {
@@ -146,12 +148,13 @@ export class CaptureAnalyzer implements KafkaListener {
   }
 
   connectionEnd(c: KafkaConnection, _reason: string): void {
-    const s = this.live.get(c);
-    if (s === undefined) {
+    const s = c.listenerState as ConnState | null;
+    if (s === null) {
       this.emptyConnections++;
       return;
     }
-    this.live.delete(c);
+    c.listenerState = null;
+    this.liveStates--;
     this.judging(s, null);
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onEnd?.(s, this.reporters[i]!);
     this.observer.connectionEnd?.(s);
@@ -171,7 +174,7 @@ export class CaptureAnalyzer implements KafkaListener {
 
   /** Connections still open at the end of the capture are ended by the TCP stage's finish(). */
   get liveConnections(): number {
-    return this.live.size;
+    return this.liveStates;
   }
 
   /** The connection and message the rules are judging, for {@link reporters}. */
