@@ -324,6 +324,23 @@ describe('cross-connection rules', () => {
     expect(report.instances).toHaveLength(1);
     expect(report.instances[0]!.brokers).toEqual(['10.0.0.2:9092', '10.0.0.3:9092']);
   });
+
+  it('the zero UUID is nobody\'s ID: clients on two hosts that both send it are two instances, not a shared ID', async () => {
+    const s = new Scenario();
+    open(s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' }), ZERO, 'orders'); // 4, 5
+    open(s.connect({ client: '10.0.0.9:41000', broker: '10.0.0.2:9092' }), ZERO, 'billing'); // 9, 10
+    open(s.connect({ client: '10.0.0.1:50001', broker: '10.0.0.2:9092' }), ZERO, 'orders'); // 14, 15
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([
+      ['zero-client-instance-id', 4, 'request header ClientInstanceId is the zero UUID'],
+      ['zero-client-instance-id', 9, 'request header ClientInstanceId is the zero UUID'],
+      ['zero-client-instance-id', 14, 'request header ClientInstanceId is the zero UUID'],
+    ]);
+    expect(report.instances.map((i) => [i.clientInstanceId, i.clientAddresses, i.clientIds, i.connections.length])).toEqual([
+      ['AAAAAAAAAAAAAAAAAAAAAA', ['10.0.0.1'], ['orders'], 2],
+      ['AAAAAAAAAAAAAAAAAAAAAA', ['10.0.0.9'], ['billing'], 1],
+    ]);
+  });
 });
 
 describe('malformed-request-header', () => {

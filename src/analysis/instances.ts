@@ -7,8 +7,11 @@
  *    (assigned by the broker, or sent by the client in a v0 telemetry body); an ID that some other
  *    connection sends in its headers is the same instance.
  *  - Otherwise, connections are grouped per client IP address and ClientId.
+ *  - The zero UUID is nobody's ID (KIP-1313: a client never uses it; zero-client-instance-id reports
+ *    every request that sends it): connections sending it are grouped per client IP address and
+ *    ClientId too, so unrelated clients that all send zero are not one instance.
  */
-import { parseUuid, uuidToHex } from '../kafka/uuid.js';
+import { parseUuid, uuidToBase64, uuidToHex, ZERO_UUID } from '../kafka/uuid.js';
 import { addDistinct } from './connection-state.js';
 import type { ConnectionSummary, SoftwareId } from './types.js';
 
@@ -38,23 +41,30 @@ export interface InstanceModel {
  * Instances by header or telemetry ID (the ID text itself is the key: its hash is kept with the
  * string), and ID-less ones by client IP, then first ClientId.
  */
+/** The zero UUID in Kafka's text form, "AAAAAAAAAAAAAAAAAAAAAA". */
+export const ZERO_ID = uuidToBase64(ZERO_UUID);
+
 const sameSoftware = (a: SoftwareId, b: SoftwareId): boolean => a.name === b.name && a.version === b.version;
 
 class InstanceIndex {
   private readonly byId = new Map<string, InstanceModel>();
   private readonly byAddress = new Map<string, Map<string, InstanceModel>>();
+  /** Connections whose header ID is the zero UUID, by address and ClientId too (see groupInstances). */
+  private readonly zeroByAddress = new Map<string, Map<string, InstanceModel>>();
 
   get(id: string | null, c: ConnectionSummary): InstanceModel | undefined {
-    return id !== null ? this.byId.get(id) : this.byAddress.get(c.clientIp)?.get(c.clientIds[0] ?? '');
+    if (id !== null && id !== ZERO_ID) return this.byId.get(id);
+    return (id === null ? this.byAddress : this.zeroByAddress).get(c.clientIp)?.get(c.clientIds[0] ?? '');
   }
 
   set(id: string | null, c: ConnectionSummary, inst: InstanceModel): void {
-    if (id !== null) {
+    if (id !== null && id !== ZERO_ID) {
       this.byId.set(id, inst);
       return;
     }
-    let byClientId = this.byAddress.get(c.clientIp);
-    if (byClientId === undefined) this.byAddress.set(c.clientIp, (byClientId = new Map()));
+    const index = id === null ? this.byAddress : this.zeroByAddress;
+    let byClientId = index.get(c.clientIp);
+    if (byClientId === undefined) index.set(c.clientIp, (byClientId = new Map()));
     byClientId.set(c.clientIds[0] ?? '', inst);
   }
 }

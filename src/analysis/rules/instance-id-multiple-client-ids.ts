@@ -1,3 +1,4 @@
+import { ZERO_ID } from '../instances.js';
 import { quoted } from '../../report/sanitize.js';
 import type { ReportRule } from './rule.js';
 
@@ -15,7 +16,8 @@ export const instanceIdMultipleClientIds: ReportRule = {
     'KIP-1313: "The client instance ID is calculated by the client during the constructor of the client" and ' +
     'ClientId is sent "with the exception of the initial request on each connection" only.',
   check(instance, report) {
-    if (instance.clientInstanceId === null || instance.clientIds.length < 2) return;
+    // The zero UUID is not an identity: zero-client-instance-id reports it, request by request.
+    if (instance.clientInstanceId === null || instance.clientInstanceId === ZERO_ID || instance.clientIds.length < 2) return;
     const second = instance.clientIds[1]!;
     const at = instance.connections.findIndex((c) => c.clientIds.includes(second));
     report({

@@ -1,3 +1,4 @@
+import { ZERO_ID } from '../instances.js';
 import type { ReportRule } from './rule.js';
 
 export const instanceIdMultipleHosts: ReportRule = {
@@ -15,7 +16,8 @@ export const instanceIdMultipleHosts: ReportRule = {
     'KIP-1313: "This KIP proposes adding a UUID called the client instance ID into the request header of all ' +
     'Kafka protocol requests ... a universal unique identifier for client instances in all RPCs."',
   check(instance, report) {
-    if (instance.clientInstanceId === null || instance.clientAddresses.length < 2) return;
+    // The zero UUID is not an identity: zero-client-instance-id reports it, request by request.
+    if (instance.clientInstanceId === null || instance.clientInstanceId === ZERO_ID || instance.clientAddresses.length < 2) return;
     const second = instance.clientAddresses[1]!;
     const at = instance.connections.findIndex((c) => c.clientIp === second);
     report({
