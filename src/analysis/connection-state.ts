@@ -52,6 +52,12 @@ export class ConnState {
   deferredOverflow = 0;
   /** Latency histogram (bucket index → count), made on the first response; see latency.ts. */
   latency: Map<number, number> | null = null;
+  /**
+   * One slot for a RequestObserver's own state of this connection (kcid requests keeps its rows
+   * awaiting a response here): a field dies with the connection, where a Map keyed by request or
+   * connection keeps dead entries reachable across garbage collections.
+   */
+  observerState: unknown = null;
 
   constructor(
     readonly conn: KafkaConnection,

@@ -46,10 +46,29 @@ interface Pending {
   us: number;
 }
 
+/**
+ * The connection's rows awaiting a response, oldest first, kept in the connection's observer slot
+ * (its responses come in request order, so the one looked for is nearly always the first).
+ */
+function awaiting(s: ConnState): Pending[] {
+  let list = s.observerState as Pending[] | null;
+  if (list === null) s.observerState = list = [];
+  return list;
+}
+
+function take(s: ConnState, r: KafkaRequest): Pending | undefined {
+  const list = s.observerState as Pending[] | null;
+  if (list === null) return undefined;
+  for (let i = 0; i < list.length; i++) {
+    if (list[i]!.request === r) return i === 0 ? list.shift() : list.splice(i, 1)[0];
+  }
+  return undefined;
+}
+
 export class RequestRows implements RequestObserver {
-  private readonly queue: Pending[] = [];
+  /** Rows in request order; written ones are cleared to null so the queue does not keep them. */
+  private readonly queue: (Pending | null)[] = [];
   private head = 0;
-  private readonly byRequest = new Map<KafkaRequest, Pending>();
 
   constructor(
     private readonly input: number,
@@ -87,15 +106,14 @@ export class RequestRows implements RequestObserver {
       us,
     };
     this.queue.push(p);
-    if (!p.ready) this.byRequest.set(r, p);
+    if (!p.ready) awaiting(s).push(p);
     this.drain(us);
   }
 
-  response(_s: ConnState, r: KafkaResponse): void {
+  response(s: ConnState, r: KafkaResponse): void {
     if (r.request === null) return;
-    const p = this.byRequest.get(r.request);
+    const p = take(s, r.request);
     if (p === undefined) return;
-    this.byRequest.delete(r.request);
     p.row.responseFrame = r.frame;
     p.row.errorCode = r.errorCode;
     p.row.latencyMs = Math.round(toMicros(r.tsSec, r.tsNsec) - p.us) / 1000;
@@ -103,17 +121,20 @@ export class RequestRows implements RequestObserver {
     this.drain(p.us);
   }
 
-  unanswered(_s: ConnState, r: KafkaRequest): void {
-    const p = this.byRequest.get(r);
+  unanswered(s: ConnState, r: KafkaRequest): void {
+    const p = take(s, r);
     if (p === undefined) return;
-    this.byRequest.delete(r);
     p.ready = true;
     this.drain(p.us);
   }
 
   /** End of input: everything still waiting is written. */
   finish(): void {
-    while (this.head < this.queue.length) this.write(this.queue[this.head++]!);
+    while (this.head < this.queue.length) {
+      const p = this.queue[this.head]!;
+      this.queue[this.head++] = null;
+      this.write(p);
+    }
     this.queue.length = 0;
     this.head = 0;
   }
@@ -123,7 +144,7 @@ export class RequestRows implements RequestObserver {
       const p = this.queue[this.head]!;
       const waiting = this.queue.length - this.head;
       if (!p.ready && waiting <= MAX_WAITING && nowUs - p.us <= MAX_WAIT_US) break;
-      this.head++;
+      this.queue[this.head++] = null;
       this.write(p);
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
@@ -133,7 +154,7 @@ export class RequestRows implements RequestObserver {
   }
 
   private write(p: Pending): void {
-    this.byRequest.delete(p.request);
+    if (!p.ready) take(p.state, p.request); // written before its answer (too many waiting, or too long)
     // Requests with a v1 header belong to the connection's ID (KIP-1313's connection context).
     const v1 = p.row.headerVersion !== null && p.row.headerVersion < 2;
     if (v1 && p.row.clientInstanceId === null && p.state.connectionId !== null) p.row.clientInstanceId = uuidToBase64(p.state.connectionId);
