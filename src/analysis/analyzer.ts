@@ -422,7 +422,7 @@ class Interner {
       const one = [this.string(texts[0]!)];
       if (this.count < MAX_INTERNED) {
         this.count++;
-        this.singles.set(one[0]!, Object.freeze(one) as string[]);
+        this.singles.set(one[0]!, one);
       }
       return one;
     }
@@ -432,7 +432,8 @@ class Interner {
   }
 
   /**
-   * One shared (frozen) list per content: the connections of one client share their API counts
+   * One shared list per content (not frozen: freezing an array changes its elements kind, which
+   * costs more than the sharing saves; nothing mutates a summary's lists): the connections of one client share their API counts
    * and often their latency histogram. `hash` is of the content; equal lists compare `same` item by item.
    */
   list<T>(items: T[], hash: number, same: (a: T, b: T) => boolean): T[] {
@@ -442,7 +443,6 @@ class Interner {
     }
     if (this.count >= MAX_INTERNED) return items;
     this.count++;
-    Object.freeze(items);
     if (bucket === undefined) this.lists.set(hash, (bucket = []));
     bucket.push(items);
     return items;
