@@ -376,6 +376,7 @@ class Interner {
   private readonly pairs = new Map<number, Map<number, [number, number]>>();
   private readonly lists = new Map<number, unknown[][]>();
   private readonly singles = new Map<string, string[]>();
+  private readonly softwareSingles = new Map<SoftwareId, SoftwareId[]>();
   private count = 0;
 
   /** `text` ('ip:port') of an endpoint, found by its address string (shared) and port: no string hashing. */
@@ -464,6 +465,15 @@ class Interner {
         }
       }
       out[i] = known;
+    }
+    if (out.length === 1) {
+      // One software name and version: the list itself is shared by the connections that sent it.
+      const single = this.softwareSingles.get(out[0]!);
+      if (single !== undefined) return single;
+      if (this.count < MAX_INTERNED) {
+        this.count++;
+        this.softwareSingles.set(out[0]!, out);
+      }
     }
     return out;
   }
