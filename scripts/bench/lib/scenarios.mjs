@@ -314,17 +314,28 @@ function produceScenario(ctx) {
   schedule(ctx, { active: 24, parked: conns });
 }
 
-function* producerConn(ctx, inst, broker) {
-  if (ctx.full()) return;
-  const rng = ctx.rng;
+/**
+ * A long-lived client connection's opening: connect, then ApiVersions and its answer. Returns the
+ * flow and the next correlation ID (the first is random, as a client's would be after others).
+ */
+function* openWithApiVersions(ctx, inst, broker) {
   const flow = ctx.open(inst.host, broker);
   yield IDLE;
-  let corr = rng.int(1, 1000);
+  const corr = ctx.rng.int(1, 1000);
   apiVersionsRequest(ctx.e, corr, inst);
   ctx.sendSmall(flow, true);
   yield;
-  apiVersionsResponse(ctx.e, corr++);
+  apiVersionsResponse(ctx.e, corr);
   ctx.sendSmall(flow, false);
+  return { flow, corr: corr + 1 };
+}
+
+function* producerConn(ctx, inst, broker) {
+  if (ctx.full()) return;
+  const rng = ctx.rng;
+  const opened = yield* openWithApiVersions(ctx, inst, broker);
+  const flow = opened.flow;
+  let corr = opened.corr;
   const topic = rng.pick(TOPICS);
   metadataRequest(ctx.e, corr, inst, topic);
   ctx.sendSmall(flow, true);
@@ -361,14 +372,9 @@ function fetchScenario(ctx) {
 function* consumerConn(ctx, inst, broker) {
   if (ctx.full()) return;
   const rng = ctx.rng;
-  const flow = ctx.open(inst.host, broker);
-  yield IDLE;
-  let corr = rng.int(1, 1000);
-  apiVersionsRequest(ctx.e, corr, inst);
-  ctx.sendSmall(flow, true);
-  yield;
-  apiVersionsResponse(ctx.e, corr++);
-  ctx.sendSmall(flow, false);
+  const opened = yield* openWithApiVersions(ctx, inst, broker);
+  const flow = opened.flow;
+  let corr = opened.corr;
   yield IDLE;
   const topic = rng.pick(TOPICS);
   const e = new Enc(64 * 1024);
