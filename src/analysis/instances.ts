@@ -110,7 +110,11 @@ export function groupInstances(connections: readonly ConnectionSummary[]): Insta
     inst.requests += c.requests;
     inst.responses += c.responses;
     inst.errorResponses += c.errorResponses;
-    for (const [key, n] of c.apis) inst.apis.set(key, (inst.apis.get(key) ?? 0) + n);
+    const apis = c.apis;
+    for (let i = 0; i < apis.length; i++) {
+      const pair = apis[i]!;
+      inst.apis.set(pair[0], (inst.apis.get(pair[0]) ?? 0) + pair[1]);
+    }
     inst.firstUs = Math.min(inst.firstUs, c.firstUs);
     inst.lastUs = Math.max(inst.lastUs, c.lastUs);
   }
