@@ -192,6 +192,17 @@ describe('kcid analyze', () => {
     expect((await kcid(['analyze', MIX], { tty: true, env: {} })).stdout).toMatch(/\x1b\[31m\x1b\[1merror/);
   });
 
+  it('on a narrow terminal the instances table drops its least needed columns and says which', async () => {
+    const instancesTable = (out: string) => out.slice(out.indexOf('Client instances\n') + 17, out.indexOf('\n\nFindings'));
+    const narrow = instancesTable((await kcid(['analyze', MIX], { tty: true, columns: 100, env: { NO_COLOR: '1' } })).stdout).split('\n');
+    expect(narrow[1]).toBe('│ Client instance ID     │ ClientId           │ Hosts     │ Brokers        │ Conns │ Requests │');
+    expect(Math.max(...narrow.map((l) => l.length))).toBeLessThanOrEqual(100);
+    expect(narrow.at(-1)).toBe('(100 columns: Source, Last seen, First seen, Software not shown; --format json has all)');
+    const wide = instancesTable((await kcid(['analyze', MIX], { tty: true, columns: 200, env: { NO_COLOR: '1' } })).stdout).split('\n');
+    expect(wide[1]).toMatch(/^│ Client instance ID +│ Source +│ ClientId .*│ First seen +│ Last seen +│$/);
+    expect(wide.at(-1)).toMatch(/^└/);
+  });
+
   it('--max-connections bounds the live connections: the least recently active is retired', async () => {
     const doc = async (o: string[]) => JSON.parse((await kcid(['analyze', MIX, '--format', 'json', '--fail-on', 'none', ...o])).stdout) as { summary: { connections: number; requests: number } };
     expect((await doc([])).summary).toMatchObject({ connections: 11, requests: 27 });

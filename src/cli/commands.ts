@@ -277,7 +277,7 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   if (o.format === 'ndjson') {
     out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings } } })}\n`);
   } else {
-    out.write(`\n${summaryLine(report)}\n${renderInstances(report, style)}\n`);
+    out.write(`\n${summaryLine(report)}\n${renderInstances(report, style, out.isTTY ? (out.columns ?? 200) : 200)}\n`);
   }
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;

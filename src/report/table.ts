@@ -54,7 +54,21 @@ function clockFor(times: readonly number[]): (us: number) => string {
 
 const list = (values: readonly string[], empty = '-'): string => (values.length === 0 ? empty : values.map(sanitize).join('\n'));
 
-export function renderInstances(report: Report, style: Style): string {
+const INSTANCE_HEAD = ['Client instance ID', 'Source', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'First seen', 'Last seen'];
+/** Columns a narrow terminal loses first, in order; the ID, ClientId, hosts and requests always stay. */
+const INSTANCE_DROP_ORDER = ['Source', 'Last seen', 'First seen', 'Software', 'Brokers', 'Conns'];
+
+const plainLength = (cell: string): number => {
+  let longest = 0;
+  for (const line of cell.replace(/\x1b\[[0-9;]*m/g, '').split('\n')) longest = Math.max(longest, line.length);
+  return longest;
+};
+
+/**
+ * The client instances table. On a terminal narrower than the table, the least needed columns go
+ * (INSTANCE_DROP_ORDER) rather than every line wrapping, and a line under the table says which.
+ */
+export function renderInstances(report: Report, style: Style, width = Infinity): string {
   if (report.instances.length === 0) return 'No client instances.';
   const clock = clockFor(report.instances.flatMap((i) => [i.firstUs, i.lastUs]));
   const rows: string[][] = [];
@@ -72,7 +86,21 @@ export function renderInstances(report: Report, style: Style): string {
       clock(i.lastUs),
     ]);
   }
-  return rowsTable(['Client instance ID', 'Source', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'First seen', 'Last seen'], style, rows);
+  // Each column as wide as its longest line plus padding, and one border more than columns.
+  const widths = INSTANCE_HEAD.map((h) => h.length + 2);
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i]!, plainLength(cell) + 2)));
+  const keep = INSTANCE_HEAD.map(() => true);
+  const tableWidth = () => widths.reduce((sum, w, i) => sum + (keep[i] ? w + 1 : 0), 1);
+  const dropped: string[] = [];
+  for (const name of INSTANCE_DROP_ORDER) {
+    if (tableWidth() <= width) break;
+    keep[INSTANCE_HEAD.indexOf(name)] = false;
+    dropped.push(name);
+  }
+  const pick = <T>(cells: readonly T[]): T[] => cells.filter((_, i) => keep[i]);
+  const table = rowsTable(pick(INSTANCE_HEAD), style, rows.map(pick));
+  if (dropped.length === 0) return table;
+  return `${table}\n${style.dim(`(${width} columns: ${dropped.join(', ')} not shown; --format json has all)`)}`;
 }
 
 function findingRow(f: Finding, report: Report, style: Style): string[] {
@@ -146,6 +174,6 @@ function rowsTable(head: string[], style: Style, rows: readonly string[][], colW
 export function renderTable(report: Report, style: Style, width = 200): string {
   const parts = [summaryLine(report)];
   for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(`note: ${input.file}: ${sanitize(note)}`));
-  parts.push('', style.bold('Client instances'), renderInstances(report, style), '', style.bold('Findings'), renderFindings(report, style, width));
+  parts.push('', style.bold('Client instances'), renderInstances(report, style, width), '', style.bold('Findings'), renderFindings(report, style, width));
   return `${parts.join('\n')}\n`;
 }
