@@ -188,6 +188,17 @@ describe.skipIf(!HAVE_TSHARK)('kcid agrees with tshark', () => {
     });
   });
 
+  // tcpdump -s 128, a common way to keep captures small: every packet's first 128 bytes only. kcid
+  // must read every header those bytes hold, and keep framing across what they do not.
+  describe.skipIf(!onPath('editcap'))('recorded fixtures cut to a 128-byte snapshot length', () => {
+    it.each(fixtureCaptures().map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+      const file = join(tmpDir(), `snap128-${basename(c.file).replace(/\.gz$/, '')}`);
+      const r = spawnSync('editcap', ['-s', '128', c.file, file], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      await check({ ...c, name: `${c.name} (snaplen 128)`, file });
+    });
+  });
+
   const shared = sharedCaptures();
   describe.skipIf(shared.length === 0)('public captures in ../shared/captures', () => {
     it.each(shared.map((c) => [c.name, c] as const))('%s', async (_name, c) => {

@@ -15,6 +15,7 @@ interface Event {
   size?: number;
   head?: string;
   complete?: boolean;
+  final?: boolean;
   skipped?: number;
   reason?: string;
 }
@@ -22,11 +23,11 @@ interface Event {
 class RecordingSink implements FrameSink {
   events: Event[] = [];
   constructor(private readonly want: (size: number) => number = (size) => Math.min(size, 4)) {}
-  frameHead(head: Buffer, headLen: number, size: number, frame: number): number {
+  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
     if (head[0] !== 0x4b) return -1; // not one of our frames
     const want = this.want(size);
-    if (want > headLen) return want;
-    this.events.push({ kind: 'head', frame, size, head: head.subarray(0, headLen).toString('hex') });
+    if (want > headLen && !final) return want;
+    this.events.push({ kind: 'head', frame, size, head: head.subarray(0, headLen).toString('hex'), ...(final ? { final } : {}) });
     return headLen;
   }
   frameEnd(frame: number, _s: number, _n: number, complete: boolean): void {
@@ -152,13 +153,47 @@ describe('Framer', () => {
     ]);
   });
 
-  it('reports a frame cut short by a gap in its head as incomplete', () => {
+  it('a gap inside a frame cuts its head, not the framing: the sink reads what arrived, the next frame follows in sync', () => {
+    // As a snapshot length leaves it: each packet's first bytes captured, the rest missing.
     const sink = new RecordingSink((size) => Math.min(size, 8));
     const f = new Framer(sink, OPTS);
     const a = frame(10, 0x4b, 0x01);
-    f.data(a, 0, 6, 1, 0, 0);
-    f.gap(4, 2);
-    expect(sink.events).toEqual([{ kind: 'end', frame: 2, complete: false }]);
+    const b = frame(6, 0x4b, 0x02);
+    f.data(a, 0, 6, 1, 0, 0); // size and 2 of the 8 head bytes asked for
+    f.gap(4, 2); // 4 of the frame's last 8 bytes missing
+    f.data(a, 10, 4, 3, 0, 0); // its last 4 bytes
+    f.data(b, 0, b.length, 4, 0, 0);
+    expect(sink.events).toEqual([
+      { kind: 'head', frame: 2, size: 10, head: '4b01', final: true },
+      { kind: 'end', frame: 3, complete: true },
+      { kind: 'head', frame: 4, size: 6, head: '4b0202020202' },
+      { kind: 'end', frame: 4, complete: true },
+    ]);
+  });
+
+  it('a gap that ends a frame in its head ends it there, still in sync', () => {
+    const sink = new RecordingSink((size) => Math.min(size, 8));
+    const f = new Framer(sink, OPTS);
+    f.data(frame(10, 0x4b, 0x01), 0, 6, 1, 0, 0);
+    f.gap(8, 2);
+    f.data(frame(6, 0x4b, 0x02), 0, 10, 3, 0, 0);
+    expect(sink.events).toEqual([
+      { kind: 'head', frame: 2, size: 10, head: '4b01', final: true },
+      { kind: 'end', frame: 2, complete: false },
+      { kind: 'head', frame: 3, size: 6, head: '4b0202020202' },
+      { kind: 'end', frame: 3, complete: true },
+    ]);
+  });
+
+  it('a gap running past the end of a frame in its head loses sync: the head still counts, the frame is incomplete', () => {
+    const sink = new RecordingSink((size) => Math.min(size, 8));
+    const f = new Framer(sink, OPTS);
+    f.data(frame(10, 0x4b, 0x01), 0, 6, 1, 0, 0);
+    f.gap(9, 2);
+    expect(sink.events).toEqual([
+      { kind: 'head', frame: 2, size: 10, head: '4b01', final: true },
+      { kind: 'end', frame: 2, complete: false },
+    ]);
   });
 
   it('reports a frame still in progress at the end of the stream as incomplete', () => {

@@ -108,6 +108,35 @@ describe('TCP in the pipeline', () => {
     ]);
   });
 
+  it('a snapshot length that keeps each request header but cuts the rest: every request is still seen, framing stays in sync', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    // Ethernet (14) + IPv4 (20) + TCP (20) + size (4) + Metadata v12 header v2 with ClientId "app" and tag 0 (33).
+    const snaplen = 14 + 20 + 20 + 4 + 33;
+    const big = concat(metadataV12, new Uint8Array(400)); // a body the capture cuts (its bytes are not decoded)
+    for (let corr = 1; corr <= 3; corr++) {
+      c.request({ apiKey: 3, apiVersion: 12, correlationId: corr, clientId: corr === 1 ? 'app' : null, clientInstanceId: ID_A, body: big });
+      c.respond(corr, new Uint8Array(300));
+    }
+    const full = new Scenario();
+    full.frames.push(...s.frames);
+    const rows = async (file: string) => {
+      let stdout = '';
+      const io: Io = { stdout: { write: (x: string) => (stdout += x) }, stderr: { write: () => {} }, env: {} };
+      await run(['requests', file, '--format', 'ndjson'], io);
+      return stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    };
+    const cut = await rows(s.file('snaplen.pcap', { snaplen }));
+    expect(cut.map((r) => [r.frame, r.apiName, r.correlationId, r.clientId, r.clientInstanceId, r.responseFrame])).toEqual([
+      [4, 'Metadata', 1, 'app', ID_A_B64, 5],
+      [6, 'Metadata', 2, null, ID_A_B64, 7],
+      [8, 'Metadata', 3, null, ID_A_B64, 9],
+    ]);
+    expect(cut).toEqual(await rows(full.file('full.pcap')));
+    const report = await analyzeScenario(s);
+    expect(report.findings).toEqual([]);
+  });
+
   it('port reuse: a new SYN after a close is a new connection', async () => {
     const s = new Scenario();
     for (let i = 0; i < 2; i++) {

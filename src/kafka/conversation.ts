@@ -387,7 +387,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
     }
   }
 
-  requestHead(head: Buffer, headLen: number, size: number, frame: number): number {
+  requestHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
     this.currentRequest = null;
     this.currentRequestIsToken = false;
     if (this.saslRaw) {
@@ -421,7 +421,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       if (apiKey < 0 || apiVersion < 0 || apiVersion > 200 || header.correlationId < 0) return -1;
     }
     const wanted = known ? bodyPrefixWanted(apiKey, header.headerLength, size) : header.headerLength;
-    if (wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
+    if (!final && wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
     let body: RequestBody | null = null;
     let bodyError: string | null = null;
     let expectsResponse = true;
@@ -510,7 +510,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
     return this.pending.has(buf.readInt32BE(off + 4)) ? PLAUSIBLE : IMPLAUSIBLE;
   }
 
-  responseHead(head: Buffer, headLen: number, size: number, frame: number): number {
+  responseHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
     this.currentResponse = null;
     this.currentResponseIsToken = false;
     if (this.saslRaw) {
@@ -527,7 +527,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       const headerVersion = responseHeaderVersion(apiKey, apiVersion);
       if (headerVersion !== null) {
         const wanted = responsePrefixWanted(apiKey, apiVersion, headerVersion, size);
-        if (wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
+        if (!final && wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
         try {
           const decoded = decodeResponseBody(apiKey, apiVersion, headerVersion, head, headLen, headLen === size);
           errorCode = decoded.errorCode;
@@ -652,8 +652,8 @@ class PendingRequests {
 
 class RequestSink implements FrameSink {
   constructor(private readonly c: KafkaConversation) {}
-  frameHead(head: Buffer, headLen: number, size: number, frame: number): number {
-    return this.c.requestHead(head, headLen, size, frame);
+  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
+    return this.c.requestHead(head, headLen, size, frame, final);
   }
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     this.c.requestEnd(frame, tsSec, tsNsec, complete);
@@ -668,8 +668,8 @@ class RequestSink implements FrameSink {
 
 class ResponseSink implements FrameSink {
   constructor(private readonly c: KafkaConversation) {}
-  frameHead(head: Buffer, headLen: number, size: number, frame: number): number {
-    return this.c.responseHead(head, headLen, size, frame);
+  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
+    return this.c.responseHead(head, headLen, size, frame, final);
   }
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     this.c.responseEnd(frame, tsSec, tsNsec, complete);

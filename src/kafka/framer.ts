@@ -6,10 +6,12 @@
  * {@link FrameSink} asks for (the header, and the body for the few APIs kcid reads). The rest of
  * the frame is skipped by counting bytes: Produce and Fetch payloads are never copied.
  *
- * A size outside [minFrameBytes, maxFrameBytes], a head the sink rejects, or a gap that lands
- * where the framer needed bytes, all mean the stream is out of sync: the framer reports the
- * bytes it could not frame and scans for the next position the sink calls a plausible frame
- * start. A gap inside a frame being skipped costs nothing: the count of bytes to skip shrinks.
+ * A size outside [minFrameBytes, maxFrameBytes], a head the sink rejects, or a gap that covers a
+ * frame's size, all mean the stream is out of sync: the framer reports the bytes it could not
+ * frame and scans for the next position the sink calls a plausible frame start. A gap inside a
+ * frame whose size is known costs no sync: the count of bytes to skip shrinks, and when the gap
+ * cuts the prefix the sink asked for (a capture's snapshot length keeps only the first bytes of
+ * each packet) the sink gets a last look at the bytes that did arrive.
  */
 
 export interface FrameSink {
@@ -17,8 +19,10 @@ export interface FrameSink {
    * A frame of `size` bytes starts; `head[0, headLen)` are its first bytes (headLen = min(size, asked)).
    * Return the number of prefix bytes wanted (at most `size`; more than headLen asks for more bytes
    * before being called again), or -1 to reject the frame as not a frame (out of sync).
+   * `final`: no more bytes of this frame's prefix will come (the capture misses them); the sink
+   * decodes what it can from `head` and the framer ignores the answer.
    */
-  frameHead(head: Buffer, headLen: number, size: number, frame: number): number;
+  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number;
   /** The frame's last byte arrived (or the frame was cut short by a gap or the end of the stream). */
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
   /**
@@ -142,11 +146,25 @@ export class Framer {
         if (this.frameHave + bytes <= this.frameSize) {
           // The hole is inside payload kcid skips anyway: framing stays in sync.
           this.frameHave += bytes;
+          if (this.frameHave === this.frameSize) this.endInHole(frame);
           return;
         }
+        // The hole runs past this frame's end, over the next one's size: the head still counts.
+        if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, true);
         this.sink.frameEnd(frame, 0, 0, false);
         break;
       case PREFIX:
+        if (this.frameHave + bytes <= this.frameSize) {
+          // The hole is inside this frame, whose size is known: framing stays in sync. The sink
+          // reads the head from what arrived; the frame ends, as a skipped one, after the hole.
+          if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, true);
+          this.frameHave += bytes;
+          this.state = SKIP;
+          if (this.frameHave === this.frameSize) this.endInHole(frame);
+          return;
+        }
+        // The hole runs past this frame's end, over the next one's size: the head still counts.
+        if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, true);
         this.sink.frameEnd(frame, 0, 0, false);
         break;
       case RESYNC:
@@ -205,7 +223,7 @@ export class Framer {
   }
 
   private askSink(frame: number): void {
-    const want = this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame);
+    const want = this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, false);
     if (want < 0) {
       this.enterResync('bytes that do not parse as a Kafka message', frame);
       this.replay(int32Bytes(this.frameSize), 0, 4);
@@ -222,6 +240,16 @@ export class Framer {
       return; // stay in PREFIX
     }
     this.state = SKIP;
+  }
+
+  /**
+   * The frame's last bytes were in a hole: it ends now, at the packet that showed the hole (not at
+   * the next one to bring data), incomplete but in sync.
+   */
+  private endInHole(frame: number): void {
+    this.state = SIZE;
+    this.sizeHave = 0;
+    this.sink.frameEnd(frame, 0, 0, false);
   }
 
   private finishFrame(frame: number, tsSec: number, tsNsec: number): void {

@@ -118,11 +118,19 @@ export class Scenario {
     this.nsec = total % 1e9;
   }
 
-  pcap(o: { nanosecond?: boolean; bigEndian?: boolean } = {}): Buffer {
+  /** `snaplen`: keep only the first bytes of each packet, as `tcpdump -s N` does (the record says the original length). */
+  pcap(o: { nanosecond?: boolean; bigEndian?: boolean; snaplen?: number } = {}): Buffer {
+    const { snaplen, ...rest } = o;
     return pcapFile({
       linkType: LinkType.ETHERNET,
-      ...o,
-      packets: this.frames.map((f) => ({ tsSec: f.tsSec, tsNsec: f.tsNsec, data: f.data })),
+      ...rest,
+      ...(snaplen === undefined ? {} : { snaplen }),
+      packets: this.frames.map((f) => ({
+        tsSec: f.tsSec,
+        tsNsec: f.tsNsec,
+        data: snaplen === undefined ? f.data : f.data.subarray(0, snaplen),
+        origLen: f.data.length,
+      })),
     });
   }
 
@@ -138,7 +146,7 @@ export class Scenario {
   }
 
   /** Writes the pcap to a temporary file and returns its path. */
-  file(name = 'scenario.pcap'): string {
-    return tmpFile(name, this.pcap());
+  file(name = 'scenario.pcap', o: { snaplen?: number } = {}): string {
+    return tmpFile(name, this.pcap(o));
   }
 }
