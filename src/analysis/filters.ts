@@ -192,31 +192,34 @@ export function captureStartUs(report: Report): number | null {
 /** What a request row offers to the filters. */
 export interface RowFacts {
   clientInstanceId: string | null;
-  /** The ClientIds of the row's connection (a KIP-1313 client sends it on the first request only). */
-  connectionClientIds: readonly string[];
   client: string;
   broker: string;
   apiKey: number;
-  timeUs: number;
 }
 
 /**
  * A predicate for streamed request rows. The instance filter matches a full ID or a prefix of
  * either form, without the uniqueness check (rows stream before all IDs are known).
  */
-export function rowPredicate(f: Filters, startUs: () => number | null): (r: RowFacts) => boolean {
+export function rowPredicate(
+  f: Filters,
+  startUs: () => number | null,
+): (r: RowFacts, connectionClientIds: readonly string[], timeUs: number) => boolean {
+  // `kcid requests` asks for every row: without filters, the answer costs nothing.
+  if (!hasFilters(f)) return () => true;
   const full = f.instance === undefined ? null : parseUuid(f.instance);
   const instanceMatch = (id: string | null): boolean => {
     if (f.instance === undefined) return true;
     if (id === null) return false;
     return full !== null ? id === uuidToBase64(full) : matchInstanceIds(f.instance, [id]).length === 1;
   };
-  return (r) =>
+  // connectionClientIds: the ClientIds of the row's connection (a KIP-1313 client sends it on the first request only).
+  return (r, connectionClientIds, timeUs) =>
     instanceMatch(r.clientInstanceId) &&
-    (f.clientId === undefined || r.connectionClientIds.includes(f.clientId)) &&
+    (f.clientId === undefined || connectionClientIds.includes(f.clientId)) &&
     (f.client === undefined || matchesEndpoint(f.client, r.client)) &&
     (f.broker === undefined || matchesEndpoint(f.broker, r.broker)) &&
     (f.apis === undefined || f.apis.has(r.apiKey)) &&
-    (f.since === undefined || r.timeUs >= resolveBound(f.since, startUs())) &&
-    (f.until === undefined || r.timeUs <= resolveBound(f.until, startUs()));
+    (f.since === undefined || timeUs >= resolveBound(f.since, startUs())) &&
+    (f.until === undefined || timeUs <= resolveBound(f.until, startUs()));
 }

@@ -315,7 +315,7 @@ export async function requestsCommand(
       let startUs: number | null = null;
       const keep = rowPredicate(filters, () => startUs);
       const rows = new RequestRows(i, (row, s, us) => {
-        if (!keep({ ...row, connectionClientIds: s.clientIds, timeUs: us })) return;
+        if (!keep(row, s.clientIds, us)) return;
         out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
       });
       rows.captureStart = (us: number) => {

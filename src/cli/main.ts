@@ -14,7 +14,7 @@ import { DEFAULT_KAFKA_PORT } from '../analysis/run.js';
 import { analyzeCommand, clientsCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions } from './commands.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
-import type { TextStream } from './output.js';
+import { OutputClosed, type TextStream } from './output.js';
 
 export interface Io {
   stdout: TextStream;
@@ -162,6 +162,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return exitCode;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT_CLEAN : EXIT_ERROR;
+    // `kcid requests big.pcap | head`: the reader has what it wanted.
+    if (e instanceof OutputClosed) return EXIT_CLEAN;
     if (
       e instanceof CaptureError ||
       e instanceof UsageError ||

@@ -1,4 +1,11 @@
-/** Where a command's output goes: stdout, or --output FILE. Many small writes become few large ones. */
+/**
+ * Where a command's output goes: stdout, or --output FILE. Many small writes become few large ones.
+ *
+ * Standard output that is a pipe or a file is written with blocking writes to its descriptor, as C
+ * tools do: process.stdout queues what a slow reader (`| less`, `| jq`, `| grep` on a full pipe)
+ * has not taken yet in memory, and `kcid requests big.pcap | ...` grew by its whole output (636 MB
+ * for 421,473 rows). A blocking write waits for the reader instead.
+ */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { UsageError } from './options.js';
 
@@ -6,11 +13,47 @@ export interface TextStream {
   write(s: string): unknown;
   isTTY?: boolean;
   columns?: number;
+  /** The descriptor behind the stream (process.stdout has one): written directly when not a terminal. */
+  fd?: number;
+}
+
+/** The reader of standard output went away (`kcid requests big.pcap | head`): not an error. */
+export class OutputClosed extends Error {
+  override readonly name = 'OutputClosed';
+}
+
+/** Something to sleep on (Atomics.wait with a timeout) while a pipe is full. */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes all of `text` to `fd`. Node makes a pipe on standard output non-blocking, so a full pipe
+ * answers EAGAIN: kcid sleeps and tries again, 0.05 ms at first (a reader such as jq empties the
+ * pipe again within microseconds), doubling up to 20 ms (a pager waiting for its user costs next to
+ * nothing).
+ */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let at = 0;
+  let sleepMs = 0.05;
+  while (at < bytes.length) {
+    try {
+      at += writeSync(fd, bytes, at);
+      sleepMs = 0.05;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EPIPE') throw new OutputClosed('standard output was closed');
+      if (code !== 'EAGAIN') throw e;
+      Atomics.wait(pause, 0, 0, sleepMs);
+      sleepMs = Math.min(20, sleepMs * 2);
+    }
+  }
 }
 
 export class Out {
   private buf = '';
   private readonly fd: number | null;
+  /** Standard output's descriptor, when it is a pipe or a file (see the top of this file). */
+  private readonly stdoutFd: number | null = null;
 
   /** `lineBuffered`: flush after every write (follow mode: each finding as it is found). */
   constructor(
@@ -20,6 +63,7 @@ export class Out {
   ) {
     if (file === undefined) {
       this.fd = null;
+      if (typeof stream.fd === 'number' && stream.isTTY !== true) this.stdoutFd = stream.fd;
       return;
     }
     try {
@@ -47,9 +91,11 @@ export class Out {
 
   flush(): void {
     if (this.buf.length === 0) return;
-    if (this.fd === null) this.stream.write(this.buf);
-    else writeSync(this.fd, this.buf);
+    const text = this.buf;
     this.buf = '';
+    if (this.fd !== null) writeSync(this.fd, text);
+    else if (this.stdoutFd !== null) writeAll(this.stdoutFd, text);
+    else this.stream.write(text);
   }
 
   close(): void {
