@@ -193,12 +193,22 @@ describe('kcid analyze', () => {
     expect((await kcid(['analyze', MIX], { tty: true, env: {} })).stdout).toMatch(/\x1b\[31m\x1b\[1merror/);
   });
 
-  it('on a narrow terminal the instances table drops its least needed columns and says which', async () => {
+  it('on a narrow terminal the instances table drops its least needed columns and says which, findings become a list', async () => {
     const instancesTable = (out: string) => out.slice(out.indexOf('Client instances\n') + 17, out.indexOf('\n\nFindings'));
     const narrow = instancesTable((await kcid(['analyze', MIX], { tty: true, columns: 100, env: { NO_COLOR: '1' } })).stdout).split('\n');
     expect(narrow[1]).toBe('│ Client instance ID     │ ClientId           │ Hosts     │ Brokers        │ Conns │ Requests │');
     expect(Math.max(...narrow.map((l) => l.length))).toBeLessThanOrEqual(100);
     expect(narrow.at(-1)).toBe('(100 columns: Source, Last seen, First seen, Software not shown; --format json has all)');
+    // Findings: too narrow for a readable message column, so a list, the message wrapped under each.
+    const out = (await kcid(['analyze', MIX], { tty: true, columns: 100, env: { NO_COLOR: '1' } })).stdout;
+    expect(out.slice(out.indexOf('\nFindings\n') + 10).split('\n').slice(0, 6)).toEqual([
+      'error    client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2',
+      '    ClientId "payments-api" sent on a request other than the first of the connection',
+      'error    client-id-after-first  frame 44  10.2.0.24:43001 -> 10.1.0.12:9092  GetTelemetrySubscriptions v0 corr 3',
+      '    ClientId "payments-api" sent on a request other than the first of the connection',
+      'error    telemetry-zero-id-with-header  frame 44  10.2.0.24:43001 -> 10.1.0.12:9092  GetTelemetrySubscriptions v0 corr 3',
+      '    GetTelemetrySubscriptions v0 asks for a new ID (zero body ClientInstanceId) although its header',
+    ]);
     const wide = instancesTable((await kcid(['analyze', MIX], { tty: true, columns: 200, env: { NO_COLOR: '1' } })).stdout).split('\n');
     expect(wide[1]).toMatch(/^│ Client instance ID +│ Source +│ ClientId .*│ First seen +│ Last seen +│$/);
     expect(wide.at(-1)).toMatch(/^└/);

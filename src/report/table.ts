@@ -131,8 +131,44 @@ export function renderFindings(report: Report, style: Style, width: number): str
   }
   for (let i = 0; i < fixed.length; i++) fixed[i] = fixed[i]! + 2;
   const used = fixed.reduce((a, b) => a + b, 0) + 8; // borders
-  const message = Math.max(30, Math.min(width - used, longest + 2));
+  if (width - used < MIN_MESSAGE_WIDTH) return findingsList(report, style, width);
+  const message = Math.min(width - used, longest + 2);
   return rowsTable(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr', 'Message'], style, rows, [...fixed, message]);
+}
+
+/** Narrower than this, the message column is unreadable: findings are listed instead of tabled. */
+const MIN_MESSAGE_WIDTH = 30;
+
+/**
+ * Findings for a narrow terminal: per finding, a line with severity, rule, frame, connection and
+ * API, then the message indented and wrapped at word boundaries to the width.
+ */
+function findingsList(report: Report, style: Style, width: number): string {
+  const indent = '    ';
+  const lines: string[] = [];
+  for (const f of report.findings) {
+    const [severity, rule, frame, where, api, corr] = findingRow(f, report, style);
+    const at = [`frame ${frame}`, where !== '-' ? where : '', api !== '-' ? `${api} corr ${corr}` : ''].filter((p) => p !== '');
+    lines.push(`${severity}${' '.repeat(Math.max(0, 7 - f.severity.length))}  ${rule}  ${at.join('  ')}`);
+    lines.push(...wrap(f.message, Math.max(20, width - indent.length)).map((l) => indent + l));
+  }
+  return lines.join('\n');
+}
+
+/** `text` in lines of at most `width` characters, broken at spaces (a longer word gets a line of its own). */
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  out.push(line);
+  return out;
 }
 
 /**
