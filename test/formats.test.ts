@@ -15,7 +15,8 @@ import { applyBaseline, fingerprintAll, parseBaseline } from '../src/analysis/ba
 import type { Report } from '../src/analysis/report.js';
 import { RULES } from '../src/analysis/rules/index.js';
 import type { Finding } from '../src/analysis/types.js';
-import { findingJson, renderJson } from '../src/report/json.js';
+import { findingJson, renderJson, reportJson } from '../src/report/json.js';
+import { safeJson } from '../src/report/json-text.js';
 import { renderJunit, xmlEscape } from '../src/report/junit.js';
 import { code, MAX_ROWS, plain, renderMarkdown } from '../src/report/markdown.js';
 import { renderFindingsNdjson } from '../src/report/ndjson.js';
@@ -448,5 +449,24 @@ describe('hostile wire strings', () => {
 describe('ndjson and json agree', () => {
   it('use the same finding object', () => {
     expect(renderFindingsNdjson(mix).split('\n')[3]).toBe(JSON.stringify(findingJson(mix.findings[3]!)));
+  });
+});
+
+describe('json written directly', () => {
+  it('connection rows written as text are the bytes JSON.stringify writes, whatever the strings', () => {
+    const odd = ['10.0.0.1:50000', '[fd00::1]:9092', 'quote"back\\slash', 'bell\u0007', 'csi\u009b', 'bidi\u202e', 'é', ''];
+    const connections = odd.map((text, i) => ({
+      ...mix.connections[0]!,
+      client: text,
+      broker: odd[(i + 1) % odd.length]!,
+      headerInstanceIds: i % 2 === 0 ? [] : [text],
+      telemetryInstanceId: i % 3 === 0 ? null : 'XE0-LxoLTJ2Of2pbTD0uHw',
+      startSeen: i % 2 === 0,
+      requests: i * 1000,
+      gaps: i,
+    }));
+    for (const report of [mix, { ...mix, connections }, { ...mix, connections: [] }]) {
+      expect(renderJson(report)).toBe(`${safeJson(reportJson(report), 2)}\n`);
+    }
   });
 });

@@ -19,9 +19,15 @@ export function safeJson(value: unknown, indent?: number): string {
  * mapped array through toJSON, so both give the same bytes.
  */
 export class JsonList<T> {
+  /**
+   * @param text optional fast path: the JSON text of one item as JSON.stringify(map(item), null,
+   *   indent) would write it with its lines starting at `newline` (newline + the item's indent).
+   *   Used only when indent is 2; the tests hold it to JSON.stringify's bytes.
+   */
   constructor(
     readonly items: readonly T[],
     readonly map: (item: T) => unknown,
+    readonly text?: (item: T, newline: string) => string,
   ) {}
 
   toJSON(): unknown[] {
@@ -44,8 +50,18 @@ export function writeJson(value: unknown, indent: number, write: (s: string) => 
 
 function writeValue(value: unknown, indent: number, write: (s: string) => void, depth: number, newline: string): void {
   if (value instanceof JsonList) {
-    const { items, map } = value;
+    const { items, map, text: itemText } = value;
     if (items.length === 0) return write('[]');
+    if (itemText !== undefined && indent === 2) {
+      const inner = `${newline}  `;
+      const pieces: string[] = [];
+      for (let i = 0; i < items.length; i++) {
+        pieces.push(i === 0 ? `[${inner}` : `,${inner}`, itemText(items[i]!, inner));
+        if (pieces.length >= 2 * LIST_BATCH) write(pieces.splice(0).join(''));
+      }
+      pieces.push(`${newline}]`);
+      return write(pieces.join(''));
+    }
     // Elements go to JSON.stringify a batch at a time (one call, one re-indent per batch): the
     // batch's "[" and "]" lines are cut off and its lines moved to this list's depth.
     for (let from = 0; from < items.length; from += LIST_BATCH) {
@@ -83,4 +99,13 @@ function writeValue(value: unknown, indent: number, write: (s: string) => void, 
 function stringifyAt(value: unknown, indent: number, newline: string): string {
   const text = safeJson(value, indent === 0 ? undefined : indent);
   return indent === 0 || newline === '\n' ? text : text.replace(/\n/g, newline);
+}
+
+/** Characters a JSON string can hold as they are, with nothing a terminal would act on. */
+const PLAIN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** One string as safeJson writes it: quoted directly when every character is plain printable ASCII. */
+export function jsonString(s: string | null): string {
+  if (s === null) return 'null';
+  return PLAIN.test(s) ? `"${s}"` : safeJson(s);
 }

@@ -1,8 +1,8 @@
 /** `kcid analyze --format json`: one document, keys in a fixed order, stable for CI. */
 import type { Report } from '../analysis/report.js';
-import type { Finding } from '../analysis/types.js';
+import type { ConnectionSummary, Finding } from '../analysis/types.js';
 import { apiName } from '../kafka/apis.js';
-import { JsonList, writeJson } from './json-text.js';
+import { jsonString, JsonList, writeJson } from './json-text.js';
 import { isoMicros } from './time.js';
 
 export const JSON_FORMAT_VERSION = 1;
@@ -25,6 +25,31 @@ export function findingJson(f: Finding): Record<string, unknown> {
     clientInstanceId: f.clientInstanceId,
     input: f.input,
   };
+}
+
+function connectionJson(c: ConnectionSummary): Record<string, unknown> {
+  return {
+    client: c.client,
+    broker: c.broker,
+    clientInstanceId: c.headerInstanceIds[0] ?? c.telemetryInstanceId,
+    startSeen: c.startSeen,
+    requests: c.requests,
+    gaps: c.gaps,
+    input: c.input,
+  };
+}
+
+/**
+ * connectionJson(c) as JSON text at `nl` (a report lists a connection per row: 100,000 rows are
+ * written directly rather than made into objects for JSON.stringify). Same bytes, tested.
+ */
+function connectionText(c: ConnectionSummary, nl: string): string {
+  const i = `${nl}  `;
+  return (
+    `{${i}"client": ${jsonString(c.client)},${i}"broker": ${jsonString(c.broker)},` +
+    `${i}"clientInstanceId": ${jsonString(c.headerInstanceIds[0] ?? c.telemetryInstanceId)},` +
+    `${i}"startSeen": ${c.startSeen},${i}"requests": ${c.requests},${i}"gaps": ${c.gaps},${i}"input": ${c.input}${nl}}`
+  );
 }
 
 export function reportJson(report: Report): Record<string, unknown> {
@@ -61,15 +86,7 @@ export function reportJson(report: Report): Record<string, unknown> {
       firstSeen: isoMicros(inst.firstUs),
       lastSeen: isoMicros(inst.lastUs),
     })),
-    connections: new JsonList(report.connections, (c) => ({
-      client: c.client,
-      broker: c.broker,
-      clientInstanceId: c.headerInstanceIds[0] ?? c.telemetryInstanceId,
-      startSeen: c.startSeen,
-      requests: c.requests,
-      gaps: c.gaps,
-      input: c.input,
-    })),
+    connections: new JsonList(report.connections, connectionJson, connectionText),
     findings: new JsonList(report.findings, findingJson),
   };
 }
