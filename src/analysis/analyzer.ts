@@ -286,7 +286,7 @@ function summarize(s: ConnState, shared: Interner): ConnectionSummary {
     gapBytes: s.gapBytes,
     firstRequestFrame: s.firstRequestFrame,
     firstRequestUs: s.firstRequestUs,
-    latency: s.latency === null ? NO_NUMBERS : sharedHistogram(flatHistogram(s.latency), shared),
+    latency: s.latency === null ? NO_NUMBERS : flatHistogram(s.latency),
   };
 }
 
@@ -298,19 +298,10 @@ function apiCounts(s: ConnState, shared: Interner): [number, number][] {
   return shared.list(pairs, hashPairs(pairs), samePair);
 }
 
-function sharedHistogram(flat: number[], shared: Interner): number[] {
-  return shared.list(flat, hashNumbers(flat), Object.is);
-}
 
 const samePair = (a: readonly [number, number], b: readonly [number, number]): boolean => a[0] === b[0] && a[1] === b[1];
 
-/** FNV-1a over 32-bit values: cheap, and no key string to build and hash per connection. */
-function hashNumbers(values: readonly number[]): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < values.length; i++) h = Math.imul(h ^ values[i]!, 0x01000193);
-  return h & 0x3fffffff;
-}
-
+/** FNV-1a over the (key, count) pairs: cheap, and no key string to build and hash per connection. */
 function hashPairs(pairs: readonly (readonly [number, number])[]): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < pairs.length; i++) h = Math.imul(Math.imul(h ^ pairs[i]![0], 0x01000193) ^ pairs[i]![1], 0x01000193);
