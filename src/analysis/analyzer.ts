@@ -298,7 +298,6 @@ function apiCounts(s: ConnState, shared: Interner): [number, number][] {
   return shared.list(pairs, hashPairs(pairs), samePair);
 }
 
-
 const samePair = (a: readonly [number, number], b: readonly [number, number]): boolean => a[0] === b[0] && a[1] === b[1];
 
 /** FNV-1a over the (key, count) pairs: cheap, and no key string to build and hash per connection. */
@@ -425,8 +424,8 @@ class Interner {
 
   /**
    * One shared list per content (not frozen: freezing an array changes its elements kind, which
-   * costs more than the sharing saves; nothing mutates a summary's lists): the connections of one client share their API counts
-   * and often their latency histogram. `hash` is of the content; equal lists compare `same` item by item.
+   * costs more than the sharing saves; nothing mutates a summary's lists): the connections of one
+   * client share their API counts. `hash` is of the content; equal lists compare `same` item by item.
    */
   list<T>(items: T[], hash: number, same: (a: T, b: T) => boolean): T[] {
     let bucket = this.lists.get(hash) as T[][] | undefined;
