@@ -141,30 +141,21 @@ export class Framer {
   /** `bytes` bytes of the stream are missing (never captured). */
   gap(bytes: number, frame: number): void {
     this.lastFrame = frame;
+    if (this.state === PREFIX) {
+      // The head asked for will not arrive whole: the sink reads what did. Then, as for a frame
+      // being skipped, the hole costs no sync if it ends inside the frame.
+      if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, true);
+      this.state = SKIP;
+    }
     switch (this.state) {
       case SKIP:
         if (this.frameHave + bytes <= this.frameSize) {
-          // The hole is inside payload kcid skips anyway: framing stays in sync.
           this.frameHave += bytes;
-          if (this.frameHave === this.frameSize) this.endInHole(frame);
+          // A frame whose last bytes are in the hole ends at the packet that showed it, incomplete.
+          if (this.frameHave === this.frameSize) this.finishFrame(frame, 0, 0, false);
           return;
         }
-        // The hole runs past this frame's end, over the next one's size: the head still counts.
-        if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, true);
-        this.sink.frameEnd(frame, 0, 0, false);
-        break;
-      case PREFIX:
-        if (this.frameHave + bytes <= this.frameSize) {
-          // The hole is inside this frame, whose size is known: framing stays in sync. The sink
-          // reads the head from what arrived; the frame ends, as a skipped one, after the hole.
-          if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, true);
-          this.frameHave += bytes;
-          this.state = SKIP;
-          if (this.frameHave === this.frameSize) this.endInHole(frame);
-          return;
-        }
-        // The hole runs past this frame's end, over the next one's size: the head still counts.
-        if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, true);
+        // The hole runs past this frame's end, over the next one's size.
         this.sink.frameEnd(frame, 0, 0, false);
         break;
       case RESYNC:
@@ -242,22 +233,13 @@ export class Framer {
     this.state = SKIP;
   }
 
-  /**
-   * The frame's last bytes were in a hole: it ends now, at the packet that showed the hole (not at
-   * the next one to bring data), incomplete but in sync.
-   */
-  private endInHole(frame: number): void {
-    this.state = SIZE;
-    this.sizeHave = 0;
-    this.sink.frameEnd(frame, 0, 0, false);
-  }
-
-  private finishFrame(frame: number, tsSec: number, tsNsec: number): void {
+  /** `complete` false: the frame's last bytes were in a hole (the time is then the sink's to know). */
+  private finishFrame(frame: number, tsSec: number, tsNsec: number, complete = true): void {
     this.state = SIZE;
     this.sizeHave = 0;
     // Keep a small prefix buffer for the next frame; drop a large one so idle connections stay small.
     if (this.prefix !== null && this.prefix.length > 1024) this.prefix = null;
-    this.sink.frameEnd(frame, tsSec, tsNsec, true);
+    this.sink.frameEnd(frame, tsSec, tsNsec, complete);
   }
 
   private bufferFor(n: number): Buffer {
