@@ -8,10 +8,11 @@ import type { Endpoint } from '../tcp/types.js';
 import { API } from '../kafka/messages.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../report/time.js';
-import { ConnState, withDistinct } from './connection-state.js';
+import { ConnState, sameSoftware, withDistinct } from './connection-state.js';
 import { latencyBucket } from './latency.js';
 import { CONNECTION_RULES } from './rules/index.js';
 import type { ConnectionRule, RuleHit } from './rules/rule.js';
+import { EMPTY_LIST } from '../kafka/types.js';
 import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.js';
 
 /** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
@@ -232,7 +233,7 @@ export class CaptureAnalyzer implements KafkaListener {
     if (b === null) return;
     if (b.kind === 'ApiVersions' && (b.softwareName !== null || b.softwareVersion !== null)) {
       const sw = { name: b.softwareName ?? '', version: b.softwareVersion ?? '' };
-      s.software = withDistinct(s.software, sw, (x, y) => x.name === y.name && x.version === y.version);
+      s.software = withDistinct(s.software, sw, sameSoftware);
     }
     // A legacy client's own telemetry ID, sent in a v0 telemetry body (KIP-714).
     if ((b.kind === 'GetTelemetrySubscriptions' || b.kind === 'PushTelemetry') && id === null && s.telemetryId === null) {
@@ -286,7 +287,7 @@ function summarize(s: ConnState, shared: Interner): ConnectionSummary {
     gapBytes: s.gapBytes,
     firstRequestFrame: s.firstRequestFrame,
     firstRequestUs: s.firstRequestUs,
-    latency: s.latency === null ? NO_NUMBERS : flatHistogram(s.latency),
+    latency: s.latency === null ? EMPTY_LIST : flatHistogram(s.latency),
   };
 }
 
@@ -307,27 +308,23 @@ function hashPairs(pairs: readonly (readonly [number, number])[]): number {
   return h & 0x3fffffff;
 }
 
-const NO_NUMBERS: number[] = Object.freeze([]) as never as number[];
-
 /** The API keys of [key, count, ...] pairs, ascending. */
 function sortedApis(pairs: readonly number[]): number[] {
   const keys = new Array<number>(pairs.length / 2);
-  let n = 0;
-  for (let p = 0; p < pairs.length; p += 2) {
-    const key = pairs[p]!;
-    let j = n++;
-    for (; j > 0 && keys[j - 1]! > key; j--) keys[j] = keys[j - 1]!;
-    keys[j] = key;
-  }
-  return keys;
+  for (let p = 0; p < pairs.length; p += 2) keys[p / 2] = pairs[p]!;
+  return ascending(keys);
 }
 
-/** The map's keys, ascending (insertion sort: these maps hold a handful of keys). */
+/** The map's keys, ascending. */
 function sortedKeys(m: ReadonlyMap<number, number>): number[] {
-  const keys = new Array<number>(m.size);
-  let n = 0;
-  for (const key of m.keys()) {
-    let j = n++;
+  return ascending(Array.from(m.keys()));
+}
+
+/** `keys` sorted in place, ascending (insertion sort: a handful of keys, and no scratch copy). */
+function ascending(keys: number[]): number[] {
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i;
     for (; j > 0 && keys[j - 1]! > key; j--) keys[j] = keys[j - 1]!;
     keys[j] = key;
   }
@@ -344,12 +341,6 @@ function flatHistogram(m: ReadonlyMap<number, number>): number[] {
   }
   return out;
 }
-
-/**
- * The empty list every summary without such values shares. Summaries are read-only once made;
- * shared values are frozen, so that a change made by mistake throws instead of leaking.
- */
-const NONE = Object.freeze([]) as never[];
 
 /** Values kept at most by an {@link Interner} (a hostile capture may make every one distinct). */
 const MAX_INTERNED = 65_536;
@@ -405,7 +396,7 @@ class Interner {
 
   /** The texts, each shared, in a list shared with the connections that have the same one text. */
   strings(texts: readonly string[]): string[] {
-    if (texts.length === 0) return NONE;
+    if (texts.length === 0) return EMPTY_LIST;
     if (texts.length === 1) {
       // One ClientId, one header ID: the common case, looked up by the text itself.
       const known = this.singles.get(texts[0]!);
@@ -440,7 +431,7 @@ class Interner {
   }
 
   softwareIds(ids: readonly SoftwareId[]): SoftwareId[] {
-    if (ids.length === 0) return NONE;
+    if (ids.length === 0) return EMPTY_LIST;
     const out = new Array<SoftwareId>(ids.length);
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!;

@@ -3,6 +3,7 @@
  * has seen, and a few deferred candidates; never the requests themselves.
  */
 import type { KafkaConnection, KafkaRequest } from '../kafka/conversation.js';
+import { EMPTY_LIST } from '../kafka/types.js';
 import { formatEndpoint } from '../net/address.js';
 import type { SoftwareId } from './types.js';
 
@@ -11,13 +12,6 @@ export const MAX_DISTINCT_VALUES = 16;
 /** client-id-after-first candidates kept while waiting to learn whether the connection sends tag 0. */
 export const MAX_DEFERRED = 16;
 
-/**
- * A live connection's state is made for every Kafka connection and kept while it is open (up to
- * --max-connections of them), so its lists start as one shared empty array and get their own
- * array, sized to fit, on the first value: an array grown by push would reserve 17 slots.
- */
-const EMPTY: readonly never[] = Object.freeze([]);
-
 export class ConnState {
   readonly client: string;
   readonly broker: string;
@@ -25,9 +19,9 @@ export class ConnState {
   responses = 0;
   errorResponses = 0;
   /** Requests per API as [apiKey, count, apiKey, count, ...] in order of first use (a handful of APIs). */
-  apis: number[] = EMPTY as never[];
+  apis: number[] = EMPTY_LIST;
   /** Header ClientInstanceIds (base64), in order of first appearance. */
-  headerIds: string[] = EMPTY as never[];
+  headerIds: string[] = EMPTY_LIST;
   /** The first header ID: the ID of the connection's context (KIP-1313). */
   connectionId: Uint8Array | null = null;
   /** The most recent header ID. */
@@ -35,8 +29,8 @@ export class ConnState {
   /** The client has sent tag 0 on this connection. */
   sawTag0 = false;
   telemetryId: string | null = null;
-  clientIds: string[] = EMPTY as never[];
-  software: SoftwareId[] = EMPTY as never[];
+  clientIds: string[] = EMPTY_LIST;
+  software: SoftwareId[] = EMPTY_LIST;
   gaps = 0;
   /** Findings raised on this connection so far. */
   findings = 0;
@@ -48,7 +42,7 @@ export class ConnState {
   /** Every request so far was an ApiVersions answered with UNSUPPORTED_VERSION: a retry still counts as first. */
   apiVersionsRetryAllowed = false;
   /** Requests with a non-null ClientId after the first, held until the connection is known to send tag 0. */
-  deferredClientIds: KafkaRequest[] = EMPTY as never[];
+  deferredClientIds: KafkaRequest[] = EMPTY_LIST;
   deferredOverflow = 0;
   /** Latency histogram (bucket index → count), made on the first response; see latency.ts. */
   latency: Map<number, number> | null = null;
@@ -90,6 +84,9 @@ export class ConnState {
     return 0;
   }
 }
+
+/** The same software name and version (a client sends them in ApiVersions). */
+export const sameSoftware = (a: SoftwareId, b: SoftwareId): boolean => a.name === b.name && a.version === b.version;
 
 /**
  * `list` with `value` added unless already there or the list is full (MAX_DISTINCT_VALUES): the

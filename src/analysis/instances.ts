@@ -12,7 +12,7 @@
  *    ClientId too, so unrelated clients that all send zero are not one instance.
  */
 import { parseUuid, uuidToBase64, uuidToHex, ZERO_UUID } from '../kafka/uuid.js';
-import { addDistinct } from './connection-state.js';
+import { addDistinct, sameSoftware } from './connection-state.js';
 import type { ConnectionSummary, SoftwareId } from './types.js';
 
 export type InstanceSource = 'header' | 'telemetry' | 'none';
@@ -37,15 +37,13 @@ export interface InstanceModel {
   lastUs: number;
 }
 
+/** The zero UUID in Kafka's text form, "AAAAAAAAAAAAAAAAAAAAAA". */
+export const ZERO_ID = uuidToBase64(ZERO_UUID);
+
 /**
  * Instances by header or telemetry ID (the ID text itself is the key: its hash is kept with the
  * string), and ID-less ones by client IP, then first ClientId.
  */
-/** The zero UUID in Kafka's text form, "AAAAAAAAAAAAAAAAAAAAAA". */
-export const ZERO_ID = uuidToBase64(ZERO_UUID);
-
-const sameSoftware = (a: SoftwareId, b: SoftwareId): boolean => a.name === b.name && a.version === b.version;
-
 class InstanceIndex {
   private readonly byId = new Map<string, InstanceModel>();
   private readonly byAddress = new Map<string, Map<string, InstanceModel>>();

@@ -10,6 +10,7 @@ import { decodeTcp } from '../net/decode.js';
 import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
+import { compareConnections } from './report.js';
 import type { ConnectionSummary, Finding, InputSummary } from './types.js';
 import { toMicros } from '../report/time.js';
 
@@ -183,7 +184,7 @@ export async function analyzeInput(
       startUs,
       ...notListed,
     },
-    connections: analyzer.connections.sort((a, b) => a.firstFrame - b.firstFrame || a.id - b.id),
+    connections: analyzer.connections.sort(compareConnections),
     findings,
   };
 }

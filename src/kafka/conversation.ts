@@ -8,7 +8,7 @@ import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, SCAN_WINDOW, type FrameSink,
 import { apiInfo, isValidVersion } from './apis.js';
 import { DecodeError } from './reader.js';
 import { decodeRequestHeader, responseHeaderVersion } from './headers.js';
-import type { RequestHeader } from './types.js';
+import { EMPTY_LIST, type RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
 import {
   bodyPrefixWanted,
@@ -593,9 +593,6 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   }
 }
 
-const NO_IDS: number[] = Object.freeze([]) as never as number[];
-const NO_REQUESTS: KafkaRequest[] = Object.freeze([]) as never as KafkaRequest[];
-
 /**
  * Requests awaiting their response, oldest first. A broker answers the requests of a connection in
  * the order they were sent (protocol guide, "Network"), so the one looked for is nearly always the
@@ -603,10 +600,9 @@ const NO_REQUESTS: KafkaRequest[] = Object.freeze([]) as never as KafkaRequest[]
  * request keep reallocating. The owner bounds the count (maxPendingRequests), so searches stay short.
  */
 class PendingRequests {
-  // Most connections have one request in flight at a time: the arrays are made to fit on the first
-  // add (an empty array grown by push reserves 17 slots, for every live connection).
-  private ids: number[] = NO_IDS;
-  private requests: KafkaRequest[] = NO_REQUESTS;
+  // Most connections have one request in flight at a time: the arrays are made on the first add.
+  private ids: number[] = EMPTY_LIST;
+  private requests: KafkaRequest[] = EMPTY_LIST;
 
   get size(): number {
     return this.ids.length;

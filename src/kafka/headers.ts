@@ -7,7 +7,7 @@
 import { isUtf8 } from 'node:buffer';
 import { apiInfo, isFlexible, isValidVersion } from './apis.js';
 import { DecodeError, Reader } from './reader.js';
-import type { HeaderProblem, RequestHeader, ResponseHeaderInfo, TaggedFieldRef } from './types.js';
+import { EMPTY_LIST, type HeaderProblem, type RequestHeader, type ResponseHeaderInfo, type TaggedFieldRef } from './types.js';
 
 export type HeaderFieldKind = 'int16' | 'int32' | 'nullableString' | 'uuid' | 'taggedFields';
 
@@ -113,9 +113,6 @@ export interface DecodeRequestHeaderOptions {
 }
 
 const NO_OPTIONS: DecodeRequestHeaderOptions = {};
-// A header is made per request: its lists are shared empty ones until something goes in them.
-const NO_TAGS: TaggedFieldRef[] = Object.freeze([]) as never as TaggedFieldRef[];
-const NO_PROBLEMS: HeaderProblem[] = Object.freeze([]) as never as HeaderProblem[];
 const scratch = new Reader(new Uint8Array(0));
 
 /**
@@ -151,9 +148,9 @@ export function decodeRequestHeader(
     clientId: null,
     clientIdPresent: false,
     clientInstanceId: null,
-    otherTags: NO_TAGS,
+    otherTags: EMPTY_LIST,
     headerLength: 0,
-    problems: NO_PROBLEMS,
+    problems: EMPTY_LIST,
   };
   const layout = headerVersion === null ? UNKNOWN_API_LAYOUT : REQUEST_HEADER_LAYOUTS.get(headerVersion)!;
   try {
