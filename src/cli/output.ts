@@ -26,10 +26,10 @@ export class OutputClosed extends Error {
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * Writes all of `text` to `fd`. Node makes a pipe on standard output non-blocking, so a full pipe
- * answers EAGAIN: kcid sleeps and tries again, 0.05 ms at first (a reader such as jq empties the
- * pipe again within microseconds), doubling up to 20 ms (a pager waiting for its user costs next to
- * nothing).
+ * Writes all of `text` to `fd` (a write may take only part). Node makes a pipe on standard output
+ * non-blocking, so a full pipe answers EAGAIN: kcid sleeps and tries again, 0.05 ms at first (a
+ * reader such as jq empties the pipe again within microseconds), doubling up to 20 ms (a pager
+ * waiting for its user costs next to nothing).
  */
 function writeAll(fd: number, text: string): void {
   const bytes = Buffer.from(text, 'utf8');
@@ -51,9 +51,10 @@ function writeAll(fd: number, text: string): void {
 
 export class Out {
   private buf = '';
-  private readonly fd: number | null;
-  /** Standard output's descriptor, when it is a pipe or a file (see the top of this file). */
-  private readonly stdoutFd: number | null = null;
+  /** Written directly: --output's file, or standard output's descriptor when it is a pipe or a file. */
+  private readonly fd: number | null = null;
+  /** The descriptor is --output's, closed at the end. */
+  private readonly ownsFd: boolean = false;
 
   /** `lineBuffered`: flush after every write (follow mode: each finding as it is found). */
   constructor(
@@ -62,12 +63,12 @@ export class Out {
     private readonly lineBuffered = false,
   ) {
     if (file === undefined) {
-      this.fd = null;
-      if (typeof stream.fd === 'number' && stream.isTTY !== true) this.stdoutFd = stream.fd;
+      if (typeof stream.fd === 'number' && stream.isTTY !== true) this.fd = stream.fd;
       return;
     }
     try {
       this.fd = openSync(file, 'w');
+      this.ownsFd = true;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       const why = code === 'ENOENT' ? 'no such folder' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
@@ -77,11 +78,11 @@ export class Out {
 
   /** Output goes to a terminal (colour and width apply). */
   get isTTY(): boolean {
-    return this.fd === null && this.stream.isTTY === true;
+    return !this.ownsFd && this.stream.isTTY === true;
   }
 
   get columns(): number | undefined {
-    return this.fd === null ? this.stream.columns : undefined;
+    return this.ownsFd ? undefined : this.stream.columns;
   }
 
   write(s: string): void {
@@ -93,13 +94,12 @@ export class Out {
     if (this.buf.length === 0) return;
     const text = this.buf;
     this.buf = '';
-    if (this.fd !== null) writeSync(this.fd, text);
-    else if (this.stdoutFd !== null) writeAll(this.stdoutFd, text);
+    if (this.fd !== null) writeAll(this.fd, text);
     else this.stream.write(text);
   }
 
   close(): void {
     this.flush();
-    if (this.fd !== null) closeSync(this.fd);
+    if (this.ownsFd) closeSync(this.fd!);
   }
 }
