@@ -287,21 +287,20 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   // Framers are made when their direction first carries bytes: a connection that never does (a SYN
   // flood, a port check) costs none.
   private get requests(): Framer {
-    return (this.requestFramer ??= new Framer(new RequestSink(this), {
-      maxFrameBytes: this.opts.maxFrameBytes,
-      initialHead: INITIAL_HEAD,
-      maxPrefixBytes: MAX_PREFIX,
-      minFrameBytes: this.saslRaw ? 0 : MIN_REQUEST_BYTES,
-    }));
+    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES));
   }
 
   private get responses(): Framer {
-    return (this.responseFramer ??= new Framer(new ResponseSink(this), {
+    return (this.responseFramer ??= this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES));
+  }
+
+  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number): Framer {
+    return new Framer(sink, {
       maxFrameBytes: this.opts.maxFrameBytes,
-      initialHead: INITIAL_RESPONSE_HEAD,
+      initialHead,
       maxPrefixBytes: MAX_PREFIX,
-      minFrameBytes: this.saslRaw ? 0 : MIN_RESPONSE_BYTES,
-    }));
+      minFrameBytes: this.saslRaw ? 0 : minFrameBytes,
+    });
   }
 
   /**
