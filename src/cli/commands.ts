@@ -28,7 +28,7 @@ import type { Style } from '../report/style.js';
 import { apiLabel } from '../kafka/messages.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
 import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './main.js';
-import { parseFailOn, parsePorts, parseSize, UsageError } from './options.js';
+import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
 import { Out } from './output.js';
 import { Progress } from './progress.js';
 
@@ -202,12 +202,7 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
   const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
   progress?.done();
-  const out = new Out(io.stdout, o.output);
-  const report = reportFrom(summary, o, config);
-  warnIfEmpty(report, parseFilters(o), io);
-  await emit(report, summary, o, out, io);
-  out.close();
-  return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
+  return writeReport(summary, o, config, failOn, io);
 }
 
 export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io, given: GivenOnCli): Promise<number> {
@@ -224,7 +219,11 @@ export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io
     }
     return parseSummary(text, file);
   });
-  const summary = mergeSummaries(parts);
+  return writeReport(mergeSummaries(parts), o, config, failOn, io);
+}
+
+/** From the merged summary (of captures, or of summary files) to the report written, and the exit code. */
+async function writeReport(summary: CaptureSummary, o: AnalyzeCliOptions, config: Config, failOn: FailOn, io: Io): Promise<number> {
   const out = new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
   warnIfEmpty(report, parseFilters(o), io);
