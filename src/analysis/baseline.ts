@@ -18,6 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import { apiName } from '../kafka/apis.js';
+import { isJsonObject } from '../report/json-text.js';
 import { sanitize } from '../report/sanitize.js';
 import type { Report } from './report.js';
 import type { Finding, Severity } from './types.js';
@@ -129,7 +130,6 @@ export function writeBaseline(report: Report): string {
 const TOP_KEYS = ['version', 'createdBy', 'entries'];
 const ENTRY_KEYS = ['rule', 'clientInstanceId', 'apiName', 'fingerprint', 'count'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads a baseline file's text; `file` names it in errors. Throws {@link BaselineError}. */
 export function parseBaseline(text: string, file: string): Baseline {
@@ -142,7 +142,7 @@ export function parseBaseline(text: string, file: string): Baseline {
   } catch {
     return fail('not a kcid baseline (not valid JSON)');
   }
-  if (!isObject(doc) || doc.createdBy !== 'kcid' || !Object.hasOwn(doc, 'version')) {
+  if (!isJsonObject(doc) || doc.createdBy !== 'kcid' || !Object.hasOwn(doc, 'version')) {
     return fail("not a kcid baseline (expected a JSON object written by 'kcid analyze --write-baseline')");
   }
   if (doc.version !== BASELINE_VERSION) {
@@ -156,7 +156,7 @@ export function parseBaseline(text: string, file: string): Baseline {
 }
 
 function parseEntry(e: unknown, at: string, fail: (what: string) => never): BaselineEntry {
-  if (!isObject(e)) return fail(`${at} must be an object`);
+  if (!isJsonObject(e)) return fail(`${at} must be an object`);
   const extra = Object.keys(e).find((k) => !ENTRY_KEYS.includes(k));
   if (extra !== undefined) fail(`${at}: unknown key "${sanitize(extra)}" (expected ${ENTRY_KEYS.join(', ')})`);
   const missing = ENTRY_KEYS.find((k) => !Object.hasOwn(e, k));

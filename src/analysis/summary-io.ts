@@ -3,7 +3,7 @@
  * results from captures analysed anywhere (one per broker, one per batch task) combine into the
  * same report as analysing all the captures at once.
  */
-import { JsonList, writeJson } from '../report/json-text.js';
+import { isJsonObject, JsonList, writeJson } from '../report/json-text.js';
 import { sanitize } from '../report/sanitize.js';
 import type { CaptureSummary } from './types.js';
 
@@ -31,9 +31,6 @@ export function renderSummaryJson(summary: CaptureSummary): string {
   return parts.join('');
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Parses one partial result; a file that is not one is a one-line error naming it. */
 export function parseSummary(text: string, file: string): CaptureSummary {
@@ -44,12 +41,12 @@ export function parseSummary(text: string, file: string): CaptureSummary {
     // JSON.parse quotes the offending bytes: a binary file would put raw control bytes on the terminal.
     throw new SummaryError(`${file}: not JSON (${sanitize((e as Error).message).slice(0, 120)})`);
   }
-  if (!isObject(doc) || doc.kind !== SUMMARY_KIND) {
+  if (!isJsonObject(doc) || doc.kind !== SUMMARY_KIND) {
     throw new SummaryError(`${file}: not a kcid summary (make one with 'kcid analyze --format summary-json')`);
   }
   if (doc.version !== 1) throw new SummaryError(`${file}: summary version ${String(doc.version)} is not supported (expected 1)`);
   for (const key of ['inputs', 'connections', 'findings'] as const) {
-    if (!Array.isArray(doc[key]) || !(doc[key] as unknown[]).every(isObject)) throw new SummaryError(`${file}: '${key}' must be an array of objects`);
+    if (!Array.isArray(doc[key]) || !(doc[key] as unknown[]).every(isJsonObject)) throw new SummaryError(`${file}: '${key}' must be an array of objects`);
   }
   const inputs = doc.inputs as Record<string, unknown>[];
   const inRange = (o: Record<string, unknown>) => Number.isInteger(o.input) && (o.input as number) >= 0 && (o.input as number) < inputs.length;
@@ -61,7 +58,7 @@ export function parseSummary(text: string, file: string): CaptureSummary {
     const n = input.notListed;
     if (n === undefined) continue;
     const ok =
-      isObject(n) &&
+      isJsonObject(n) &&
       count(n.connections) &&
       count(n.requests) &&
       count(n.responses) &&

@@ -13,6 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { SeveritySetting } from '../analysis/report.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
+import { isJsonObject } from '../report/json-text.js';
 import { sanitize } from '../report/sanitize.js';
 import { UsageError, parseSize, type FailOn } from './options.js';
 
@@ -117,7 +118,6 @@ function jsonErrorAt(text: string, e: unknown): string {
   return `line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A config file's text; `file` names it in errors. Throws ConfigError. */
 export function parseConfig(text: string, file: string): Config {
@@ -130,7 +130,7 @@ export function parseConfig(text: string, file: string): Config {
   } catch (e) {
     return fail(`not valid JSON (${jsonErrorAt(text, e)})`);
   }
-  if (!isObject(doc)) return fail('expected a JSON object such as {"rules": {"member-id-mismatch": "off"}}');
+  if (!isJsonObject(doc)) return fail('expected a JSON object such as {"rules": {"member-id-mismatch": "off"}}');
   const config: Config = { file, rules: new Map() };
   for (const key of Object.keys(doc)) {
     const value = doc[key];
@@ -165,7 +165,7 @@ function show(value: unknown): string {
 }
 
 function parseRules(value: unknown, fail: (what: string) => never): Map<string, SeveritySetting> {
-  if (!isObject(value)) return fail('rules: expected an object of rule id to severity, e.g. {"member-id-mismatch": "off"}');
+  if (!isJsonObject(value)) return fail('rules: expected an object of rule id to severity, e.g. {"member-id-mismatch": "off"}');
   const rules = new Map<string, SeveritySetting>();
   for (const id of Object.keys(value)) {
     if (ruleById(id) === undefined) fail(`rules: ${unknownRule(id, '')}`);

@@ -39,9 +39,9 @@ export class JsonList<T> {
 const LIST_BATCH = 256;
 
 /**
- * Writes `value` as safeJson(value, indent || undefined) would (indent 0: one line), in pieces: objects and arrays down to `depth`
- * levels are written member by member (and every {@link JsonList} element by element); below
- * that, JSON.stringify writes each member whole.
+ * Writes `value` as safeJson(value, indent || undefined) would (indent 0: one line), in pieces:
+ * objects and arrays down to `depth` levels are written member by member (and every
+ * {@link JsonList} element by element); below that, JSON.stringify writes each member whole.
  */
 export function writeJson(value: unknown, indent: number, write: (s: string) => void, depth = 2): void {
   writeValue(value, indent, write, depth, indent === 0 ? '' : '\n');
@@ -99,6 +99,11 @@ function writeValue(value: unknown, indent: number, write: (s: string) => void, 
 function stringifyAt(value: unknown, indent: number, newline: string): string {
   const text = safeJson(value, indent === 0 ? undefined : indent);
   return indent === 0 || newline === '\n' ? text : text.replace(/\n/g, newline);
+}
+
+/** A parsed JSON value that is an object (not null, not an array): the files kcid reads are checked with it. */
+export function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Characters a JSON string can hold as they are, with nothing a terminal would act on. */
