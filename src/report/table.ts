@@ -58,9 +58,13 @@ const INSTANCE_HEAD = ['Client instance ID', 'Source', 'ClientId', 'Software', '
 /** Columns a narrow terminal loses first, in order; the ID, ClientId, hosts and requests always stay. */
 const INSTANCE_DROP_ORDER = ['Source', 'Last seen', 'First seen', 'Software', 'Brokers', 'Conns'];
 
+/** Text without its colour codes, as wide as it shows. */
+const unstyled = (s: string): string => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+/** The width of a cell's longest line, colour codes not counted. */
 const plainLength = (cell: string): number => {
   let longest = 0;
-  for (const line of cell.replace(/\x1b\[[0-9;]*m/g, '').split('\n')) longest = Math.max(longest, line.length);
+  for (const line of unstyled(cell).split('\n')) longest = Math.max(longest, line.length);
   return longest;
 };
 
@@ -121,12 +125,11 @@ function findingRow(f: Finding, report: Report, style: Style): string[] {
 export function renderFindings(report: Report, style: Style, width: number): string {
   if (report.findings.length === 0) return 'No findings.';
   const rows = report.findings.map((f) => findingRow(f, report, style));
-  const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
   // Loops, not Math.max(...rows): spreading a few hundred thousand findings overflows the stack.
   const fixed = ['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr'].map((title) => title.length);
   let longest = 0;
   for (const r of rows) {
-    for (let i = 0; i < fixed.length; i++) fixed[i] = Math.max(fixed[i]!, plain(r[i]!).length);
+    for (let i = 0; i < fixed.length; i++) fixed[i] = Math.max(fixed[i]!, unstyled(r[i]!).length);
     longest = Math.max(longest, r[6]!.length);
   }
   for (let i = 0; i < fixed.length; i++) fixed[i] = fixed[i]! + 2;
@@ -191,7 +194,7 @@ function rowsTable(head: string[], style: Style, rows: readonly string[][], colW
     // Each column as wide as the widest piece made it, read from each piece's top border.
     const w = head.map(() => 0);
     for (let from = 0; from < rows.length; from += ROWS_PER_TABLE) {
-      const top = build(from === 0, undefined, from)[0]!.replace(/\x1b\[[0-9;]*m/g, '');
+      const top = unstyled(build(from === 0, undefined, from)[0]!);
       top.slice(1, -1).split('┬').forEach((seg, i) => (w[i] = Math.max(w[i]!, seg.length)));
     }
     widths = w;
