@@ -128,13 +128,9 @@ export class RequestRows implements RequestObserver {
     this.drain(p.us);
   }
 
-  /** End of input: everything still waiting is written. */
+  /** End of input: everything still waiting is written (at the end of time, every row has waited long enough). */
   finish(): void {
-    while (this.head < this.queue.length) {
-      const p = this.queue[this.head]!;
-      this.queue[this.head++] = null;
-      this.write(p);
-    }
+    this.drain(Infinity);
     this.queue.length = 0;
     this.head = 0;
   }
