@@ -136,6 +136,11 @@ function severities(config: Config, o: { rule?: string[] }): Map<string, Severit
   return mergeSeverities(config, (o.rule ?? []).map(parseRuleSetting));
 }
 
+/** Columns for tables: the terminal's, or a fixed 200 when not a terminal (files and CI logs stay stable). */
+function tableWidth(out: Out): number {
+  return out.isTTY ? (out.columns ?? 200) : 200;
+}
+
 /**
  * Colours for a terminal. The formatters for people (tables, colour, JUnit, SARIF, Markdown) are
  * loaded when asked for: `--format json` in CI does not pay for modules it never uses.
@@ -187,7 +192,7 @@ async function render(report: Report, o: AnalyzeCliOptions, out: Out, io: Io): P
     case 'markdown':
       return (await import('../report/markdown.js')).renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
     default:
-      return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), out.isTTY ? (out.columns ?? 200) : 200);
+      return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), tableWidth(out));
   }
 }
 
@@ -276,7 +281,7 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   if (o.format === 'ndjson') {
     out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings } } })}\n`);
   } else {
-    out.write(`\n${summaryLine(report)}\n${renderInstances(report, style, out.isTTY ? (out.columns ?? 200) : 200)}\n`);
+    out.write(`\n${summaryLine(report)}\n${renderInstances(report, style, tableWidth(out))}\n`);
   }
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
