@@ -4,6 +4,7 @@
  * large chunks. Memory stays flat: records are parsed where they lie in the chunk, and only a
  * record cut by a chunk boundary is copied, into a tail buffer, to be completed from the next.
  */
+import { readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { RecordParser } from './parser.js';
@@ -11,8 +12,8 @@ import { PcapParser, pcapMagic } from './pcap.js';
 import { PcapngParser, isPcapngStart } from './pcapng.js';
 import { CaptureError, type CaptureStats, type PacketSink, type ReadCaptureOptions } from './types.js';
 
-/** Bytes asked of the file per read. */
-const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Bytes asked of the file per read: small enough to stay in a core's cache while parsed (1 MiB measured faster than 64 KiB-4 MiB). */
+const CHUNK_BYTES = 1024 * 1024;
 /**
  * Compressed bytes handed to zlib at a time. zlib pushes all the output of one write, and
  * deflate expands at most 1032:1, so this bounds the decompressed bytes waiting for the parser.
@@ -265,30 +266,26 @@ async function openFile(path: string): Promise<FileHandle> {
 }
 
 /**
- * The file's bytes, read ahead one chunk while the previous one is parsed. Two buffers take
- * turns: a chunk is only overwritten after the consumer asked for the chunk that follows it.
+ * The file's bytes, one chunk at a time, read on this thread into one buffer that the next read
+ * overwrites: a chunk is only overwritten after the consumer asked for the chunk that follows it.
+ * Reading here rather than ahead on libuv's thread pool is faster, measured: a 1 MiB chunk is
+ * still in this core's cache when the parser walks it, and no thread hand-off per chunk.
  */
 async function* fileChunks(name: string, file: FileHandle, size: number | null): AsyncGenerator<Buffer> {
-  // A small file needs no 4 MiB buffers: one byte more than the file sees its end in one read
+  // A small file needs no large buffer: one byte more than the file sees its end in one read
   // (at least 64 KiB, for a file that is still being written).
   const bytes = size === null ? CHUNK_BYTES : Math.max(64 * 1024, Math.min(CHUNK_BYTES, size + 1));
-  const buffers = [Buffer.allocUnsafe(bytes), Buffer.allocUnsafe(bytes)] as const;
-  let turn = 0;
-  // A read's rejection is caught at once and rethrown when awaited, never left unhandled.
-  const readInto = (buf: Buffer) => file.read(buf, 0, buf.length, null).then((r) => r.bytesRead, (err: unknown) => failure(name, err));
-  let pending = readInto(buffers[0]);
-  try {
-    for (;;) {
-      const got = await pending;
-      if (got instanceof CaptureError) throw got;
-      if (got === 0) return;
-      const chunk = buffers[turn];
-      turn ^= 1;
-      pending = readInto(buffers[turn]);
-      yield chunk.subarray(0, got);
+  const buffer = Buffer.allocUnsafe(bytes);
+  const fd = file.fd;
+  for (;;) {
+    let got: number;
+    try {
+      got = readSync(fd, buffer, 0, bytes, null);
+    } catch (err) {
+      throw failure(name, err);
     }
-  } finally {
-    await pending;
+    if (got === 0) return;
+    yield buffer.subarray(0, got);
   }
 }
 
