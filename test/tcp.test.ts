@@ -463,6 +463,30 @@ describe('Reassembler: port reuse and late segments', () => {
   it.each(cases)('$name', (c) => check(c));
 });
 
+describe('Reassembler: port reuse and late segments over IPv6 (the tombstone in the IPv6 map)', () => {
+  const v6 = { client: '[2001:db8::1]:50000', server: '[2001:db8::2]:9092' };
+  const OPEN6 = 'open #1 A=[2001:db8::1]:50000 B=[2001:db8::2]:9092 syn';
+  const closed = [
+    C(1000, 'S', '', v6),
+    S(5000, 'SA', '', { ack: 1001, ...v6 }),
+    C(1001, 'FA', '', { ack: 5001, ...v6 }),
+    S(5001, 'FA', '', { ack: 1002, ...v6 }),
+    C(1002, 'A', '', { ack: 5002, ...v6 }),
+  ];
+
+  it('late data after the close starts no ghost connection', () => {
+    check({ in: [...closed, C(1001, 'PA', 'x', { ack: 5002, ...v6 })], want: [OPEN6, '#1 end closed'], stats: { connections: 1, unattachedSegments: 2 } });
+  });
+
+  it('a new SYN on the closed 4-tuple starts a new connection', () => {
+    check({
+      in: [...closed, C(90000, 'S', '', v6), C(90001, 'P', 'again', v6)],
+      want: [OPEN6, '#1 end closed', OPEN6.replace('#1', '#2'), '#2 A→B "again" f7', '#2 end capture-end'],
+      stats: { connections: 2 },
+    });
+  });
+});
+
 describe('Reassembler: limits', () => {
   const other = (port: number): Extra => ({ client: `10.0.0.1:${port}` });
 

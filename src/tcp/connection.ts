@@ -26,9 +26,11 @@ export interface TupleKey {
 }
 
 export class Conn implements TcpConnection, HalfStreamSink {
+  /** Tells a connection from a {@link Tombstone} in the connection table. */
+  readonly tombstone = false;
   handler: StreamHandler | null = null;
   ignored = false;
-  /** handler.end() was called; a closed connection may linger in the table as a tombstone. */
+  /** handler.end() was called. */
   ended = false;
   /** Capture second of the last packet (or of the close, for a tombstone). */
   lastSec = 0;
@@ -87,34 +89,67 @@ export class Conn implements TcpConnection, HalfStreamSink {
   }
 }
 
-/** Intrusive doubly linked list of connections, oldest at the head: O(1) touch and removal. */
-export class ConnList {
-  head: Conn | null = null;
-  tail: Conn | null = null;
+/**
+ * What is left in the connection table of a connection its peers closed, for a while: enough to
+ * tell a late segment (the last ACK, a retransmission: no ghost connection) from a new
+ * connection on the same 4-tuple (a SYN with another ISN). A few numbers rather than the
+ * connection: the reassembler keeps thousands of these, long enough for V8 to move them to its
+ * old generation, and a whole connection there (halves, endpoints) was most of the garbage
+ * a capture of many short connections left behind.
+ */
+export class Tombstone {
+  readonly tombstone = true;
+  older: Tombstone | null = null;
+  newer: Tombstone | null = null;
+
+  constructor(
+    readonly key: TupleKey,
+    /** The SYN sequence numbers of A's and B's side, -1 where the capture did not show one. */
+    private readonly isnA: number,
+    private readonly isnB: number,
+    /** Capture second of the close. */
+    readonly lastSec: number,
+  ) {}
+
+  isn(dir: Direction): number {
+    return dir === 0 ? this.isnA : this.isnB;
+  }
+}
+
+/** A member of a {@link LinkedList}: its links to its neighbours. */
+interface Linked<T> {
+  older: T | null;
+  newer: T | null;
+}
+
+/** Intrusive doubly linked list, oldest at the head: O(1) touch and removal. */
+export class LinkedList<T extends Linked<T>> {
+  head: T | null = null;
+  tail: T | null = null;
   size = 0;
 
-  push(conn: Conn): void {
-    conn.older = this.tail;
-    conn.newer = null;
-    if (this.tail === null) this.head = conn;
-    else this.tail.newer = conn;
-    this.tail = conn;
+  push(item: T): void {
+    item.older = this.tail;
+    item.newer = null;
+    if (this.tail === null) this.head = item;
+    else this.tail.newer = item;
+    this.tail = item;
     this.size++;
   }
 
-  remove(conn: Conn): void {
-    if (conn.older === null) this.head = conn.newer;
-    else conn.older.newer = conn.newer;
-    if (conn.newer === null) this.tail = conn.older;
-    else conn.newer.older = conn.older;
-    conn.older = null;
-    conn.newer = null;
+  remove(item: T): void {
+    if (item.older === null) this.head = item.newer;
+    else item.older.newer = item.newer;
+    if (item.newer === null) this.tail = item.older;
+    else item.newer.older = item.older;
+    item.older = null;
+    item.newer = null;
     this.size--;
   }
 
-  moveToTail(conn: Conn): void {
-    if (this.tail === conn) return;
-    this.remove(conn);
-    this.push(conn);
+  moveToTail(item: T): void {
+    if (this.tail === item) return;
+    this.remove(item);
+    this.push(item);
   }
 }

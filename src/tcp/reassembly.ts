@@ -5,7 +5,7 @@
 
 import { formatAddress } from '../net/address.js';
 import { TcpFlag, type TcpSegment } from '../net/types.js';
-import { Conn, ConnList, type EndReason } from './connection.js';
+import { Conn, LinkedList, Tombstone, type EndReason } from './connection.js';
 import type { BufferLimits } from './half-stream.js';
 import { seqAdd } from './seq.js';
 import { ConnTable } from './table.js';
@@ -49,9 +49,9 @@ export class Reassembler {
   };
   private readonly table = new ConnTable();
   /** Live connections, least recently active first. */
-  private readonly live = new ConnList();
-  /** Closed connections kept as tombstones so late segments start no ghost connection; oldest first. */
-  private readonly recentlyClosed = new ConnList();
+  private readonly live = new LinkedList<Conn>();
+  /** What is left of closed connections, so that late segments start no ghost connection; oldest first. */
+  private readonly recentlyClosed = new LinkedList<Tombstone>();
   private readonly kafkaPorts: ReadonlySet<number>;
   private readonly limits: BufferLimits;
   private readonly maxConnections: number;
@@ -83,10 +83,10 @@ export class Reassembler {
       this.now = s.tsSec;
       this.retireIdle();
     }
-    const conn = this.table.find(s);
-    if (conn === undefined) this.onNewTuple(s);
-    else if (conn.ended) this.onRecentlyClosed(conn, s, this.table.dir);
-    else this.onLive(conn, s, this.table.dir);
+    const entry = this.table.find(s);
+    if (entry === undefined) this.onNewTuple(s);
+    else if (entry.tombstone) this.onRecentlyClosed(entry, s, this.table.dir);
+    else this.onLive(entry, s, this.table.dir);
   }
 
   /** End of the capture: every live connection delivers what waits behind holes, then ends. */
@@ -203,10 +203,10 @@ export class Reassembler {
   }
 
   /** A segment for a 4-tuple whose connection closed a short while ago. */
-  private onRecentlyClosed(conn: Conn, s: TcpSegment, dir: Direction): void {
-    if ((s.flags & (SYN | RST)) === SYN && conn.halves[dir].isn !== s.seq) {
+  private onRecentlyClosed(tombstone: Tombstone, s: TcpSegment, dir: Direction): void {
+    if ((s.flags & (SYN | RST)) === SYN && tombstone.isn(dir) !== s.seq) {
       // A SYN with a new ISN: the 4-tuple is being reused (RFC 9293 §3.6.1, TIME-WAIT reuse).
-      this.forget(conn);
+      this.forget(tombstone);
       this.onNewTuple(s);
       return;
     }
@@ -214,12 +214,13 @@ export class Reassembler {
     this.stats.unattachedSegments++;
   }
 
-  /** Closed by the peers (FINs or RST): ended, and kept as a tombstone for a while. */
+  /** Closed by the peers (FINs or RST): ended, and its tombstone kept in its place for a while. */
   private close(conn: Conn, reason: EndReason): void {
     conn.finish(reason);
     this.live.remove(conn);
-    conn.lastSec = this.now;
-    this.recentlyClosed.push(conn);
+    const tombstone = new Tombstone(conn.key, conn.halves[0].isn, conn.halves[1].isn, this.now);
+    this.table.replace(conn, tombstone);
+    this.recentlyClosed.push(tombstone);
     if (this.recentlyClosed.size > this.maxRecentlyClosed) this.forget(this.recentlyClosed.head!);
   }
 
@@ -230,7 +231,7 @@ export class Reassembler {
     conn.finish(reason);
   }
 
-  private forget(tombstone: Conn): void {
+  private forget(tombstone: Tombstone): void {
     this.recentlyClosed.remove(tombstone);
     this.table.remove(tombstone);
   }

@@ -1,5 +1,5 @@
 /**
- * Connections by 4-tuple, looked up once per packet without allocating. IPv4 tuples live in an
+ * Connections (and the tombstones of closed ones) by 4-tuple, looked up once per packet without allocating. IPv4 tuples live in an
  * open-addressing hash table (linear probing, deletion by backward shift, so no tombstones)
  * keyed by the two endpoints as integers, the smaller endpoint first; the hash is seeded per
  * table so that a capture cannot be crafted to make every tuple collide. IPv6 endpoints become
@@ -7,8 +7,11 @@
  */
 
 import type { TcpSegment } from '../net/types.js';
-import type { Conn, TupleKey } from './connection.js';
+import type { Conn, Tombstone, TupleKey } from './connection.js';
 import type { Direction } from './types.js';
+
+/** A live connection, or what is left of one its peers closed. */
+export type TableEntry = Conn | Tombstone;
 
 const INITIAL_SLOTS = 1024;
 /**
@@ -18,14 +21,14 @@ const INITIAL_SLOTS = 1024;
 const KEY_INTS = 4;
 
 export class ConnTable {
-  private slots: (Conn | null)[] = new Array<Conn | null>(INITIAL_SLOTS).fill(null);
+  private slots: (TableEntry | null)[] = new Array<TableEntry | null>(INITIAL_SLOTS).fill(null);
   private keys = new Int32Array(INITIAL_SLOTS * KEY_INTS);
   private mask = INITIAL_SLOTS - 1;
   private count = 0;
   private readonly seed = (Math.random() * 0x100000000) | 0;
-  private readonly v6 = new Map<string, Conn>();
-  /** The IPv4 connection found last: segments come in runs on one connection. */
-  private last: Conn | null = null;
+  private readonly v6 = new Map<string, TableEntry>();
+  /** The IPv4 entry found last: segments come in runs on one connection. */
+  private last: TableEntry | null = null;
   /** Direction of the last segment found, relative to its connection (0: from A). */
   dir: Direction = 0;
   // The last segment's endpoints, kept for keyForLast().
@@ -36,7 +39,7 @@ export class ConnTable {
   private src6 = '';
   private dst6 = '';
 
-  find(s: TcpSegment): Conn | undefined {
+  find(s: TcpSegment): TableEntry | undefined {
     if (s.ipVersion === 4) return this.find4(s);
     const src = endpoint6(s.data, s.srcAddrOff, s.srcPort);
     const dst = endpoint6(s.data, s.dstAddrOff, s.dstPort);
@@ -47,7 +50,7 @@ export class ConnTable {
     return conn;
   }
 
-  private find4(s: TcpSegment): Conn | undefined {
+  private find4(s: TcpSegment): TableEntry | undefined {
     const d = s.data;
     const srcIp = int32(d, s.srcAddrOff);
     const dstIp = int32(d, s.dstAddrOff);
@@ -95,7 +98,7 @@ export class ConnTable {
     return { loIp: 0, hiIp: 0, ports: 0, aIsLo: false, hash: 0, key6, a6: sourceIsA ? src6 : dst6 };
   }
 
-  add(conn: Conn): void {
+  add(conn: TableEntry): void {
     if (conn.key.key6 !== '') {
       this.v6.set(conn.key.key6, conn);
       return;
@@ -105,8 +108,25 @@ export class ConnTable {
     this.count++;
   }
 
-  /** Remove `conn` if it is still the connection registered for its 4-tuple. */
-  remove(conn: Conn): void {
+  /** Put `next` where `entry` is: the same 4-tuple, so the same slot. */
+  replace(entry: TableEntry, next: TableEntry): void {
+    if (this.last === entry) this.last = next;
+    const key = entry.key;
+    if (key.key6 !== '') {
+      if (this.v6.get(key.key6) === entry) this.v6.set(key.key6, next);
+      return;
+    }
+    const { slots, mask } = this;
+    for (let i = key.hash & mask; slots[i] !== null; i = (i + 1) & mask) {
+      if (slots[i] === entry) {
+        slots[i] = next;
+        return;
+      }
+    }
+  }
+
+  /** Remove `conn` if it is still the entry registered for its 4-tuple. */
+  remove(conn: TableEntry): void {
     if (this.last === conn) this.last = null;
     const key = conn.key;
     if (key.key6 !== '') {
@@ -135,7 +155,7 @@ export class ConnTable {
 
   private grow(): void {
     const old = this.slots;
-    const slots = new Array<Conn | null>(old.length * 2).fill(null);
+    const slots = new Array<TableEntry | null>(old.length * 2).fill(null);
     const keys = new Int32Array(slots.length * KEY_INTS);
     const mask = slots.length - 1;
     for (const conn of old) if (conn !== null) this.place(slots, keys, mask, conn);
@@ -144,7 +164,7 @@ export class ConnTable {
     this.mask = mask;
   }
 
-  private place(slots: (Conn | null)[], keys: Int32Array, mask: number, conn: Conn): void {
+  private place(slots: (TableEntry | null)[], keys: Int32Array, mask: number, conn: TableEntry): void {
     const k = conn.key;
     let i = k.hash & mask;
     while (slots[i] !== null) i = (i + 1) & mask;
