@@ -71,7 +71,14 @@ export async function analyzeAll(files: readonly string[], opts: AnalyzeOptions,
     while (next < files.length && !failed) {
       const i = next++;
       try {
-        results[i] = worker === null ? await analyzeInput(files[i]!, i, quiet) : await worker.analyze(files[i]!, i, quiet);
+        if (worker === null) {
+          results[i] = await analyzeInput(files[i]!, i, quiet);
+          // A file is read on this thread without returning to the event loop, so the workers'
+          // replies wait until here: let them in before this lane takes the next input.
+          await new Promise(setImmediate);
+        } else {
+          results[i] = await worker.analyze(files[i]!, i, quiet);
+        }
       } catch (e) {
         failed = true; // the other lanes take no new input
         throw e;
