@@ -4,7 +4,7 @@
  * finished first.
  */
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { CaptureError } from '../capture/types.js';
 import { analyzeInput, type AnalyzeOptions, type InputResult } from './run.js';
 import type { WorkerJob } from './worker.js';
@@ -28,8 +28,8 @@ type WorkerReply = { ok: true; result: InputResult } | { ok: false; captureError
 class Lane {
   private readonly worker: Worker;
 
-  constructor() {
-    this.worker = new Worker(WORKER);
+  constructor(WorkerThread: typeof Worker) {
+    this.worker = new WorkerThread(WORKER);
   }
 
   analyze(file: string, input: number, opts: AnalyzeOptions): Promise<InputResult> {
@@ -64,7 +64,9 @@ export async function analyzeAll(files: readonly string[], opts: AnalyzeOptions,
     return mergeResults(results);
   }
   const { onProgress: _progress, ...quiet } = opts;
-  const workers = Array.from({ length: Math.min(jobs, files.length) - 1 }, () => new Lane());
+  // Loaded here, not with the module: a single analysis does not pay for the worker machinery.
+  const { Worker: WorkerThread } = await import('node:worker_threads');
+  const workers = Array.from({ length: Math.min(jobs, files.length) - 1 }, () => new Lane(WorkerThread));
   let next = 0;
   let failed = false;
   const lane = async (worker: Lane | null): Promise<void> => {

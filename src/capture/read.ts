@@ -6,7 +6,7 @@
  */
 import { readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { createGunzip, type Gunzip } from 'node:zlib';
+import type { Gunzip } from 'node:zlib';
 import type { RecordParser } from './parser.js';
 import { PcapParser, pcapMagic } from './pcap.js';
 import { PcapngParser, isPcapngStart } from './pcapng.js';
@@ -295,6 +295,8 @@ async function* fileChunks(name: string, file: FileHandle, size: number | null):
  * stays bounded whatever the compression ratio.
  */
 async function* gunzipChunks(name: string, compressed: AsyncIterable<Buffer>, stats: CaptureStats): AsyncGenerator<Buffer> {
+  // Loaded on the first gzip input, not with the module: most captures are not compressed.
+  const { createGunzip } = await import('node:zlib');
   const gunzip = createGunzip({ chunkSize: CHUNK_BYTES });
   const ready: Buffer[] = [];
   // Set from an event handler, so declared so that TypeScript does not narrow it to null.
