@@ -347,7 +347,7 @@ function targets(results, multi) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  if (!existsSync(join(ROOT, 'dist/cli/main.js'))) {
+  if (!existsSync(join(ROOT, 'dist/cli/kcid.mjs'))) {
     process.stderr.write('bench: dist/ is missing: run `npm run build` first\n');
     process.exit(2);
   }

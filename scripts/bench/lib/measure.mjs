@@ -36,9 +36,9 @@ export async function measure(cmd, args, { stdoutPath = '/dev/null', nodeWrapper
   if (hasGnuTime) {
     argv = [GNU_TIME, '-f', '%M', '-o', rssFile, cmd, ...args];
   } else if (nodeWrapper !== null) {
-    // args[0] is the Node program (bin/kcid): the wrapper runs its dist/cli/main.js in-process.
+    // args[0] is the Node program (bin/kcid): the wrapper runs its dist/cli/kcid.mjs in-process.
     argv = [process.execPath, nodeWrapper, ...args.slice(1)];
-    childEnv = { ...env, KCID_BENCH_RSS: rssFile, KCID_BENCH_MAIN: join(args[0], '../../dist/cli/main.js') };
+    childEnv = { ...env, KCID_BENCH_RSS: rssFile, KCID_BENCH_MAIN: join(args[0], '../../dist/cli/kcid.mjs') };
   } else {
     argv = [cmd, ...args];
   }
