@@ -19,8 +19,8 @@ export function defaultJobs(): number {
   return Math.max(1, availableParallelism() - 1);
 }
 
-// Workers run the compiled code: from src/analysis (tests) and dist/analysis alike this is dist/analysis/worker.js.
-const WORKER = new URL('../../dist/analysis/worker.js', import.meta.url);
+// Workers run the bundled worker: from src/analysis (tests) and the bundle in dist/cli alike this is dist/analysis/worker.mjs.
+const WORKER = new URL('../../dist/analysis/worker.mjs', import.meta.url);
 
 type WorkerReply = { ok: true; result: InputResult } | { ok: false; captureError: boolean; message: string };
 
