@@ -442,9 +442,13 @@ describe('bodies', () => {
       metrics: { size: 300, compressionType: 4, complete: false },
       tags: null,
     });
-    expect(() => decodePushTelemetryRequest(body, 0, prefixEnd, 1, true)).toThrow(
+    expect(() => decodePushTelemetryRequest(body, 0, prefixEnd, 1, prefixEnd)).toThrow(
       'Metrics claims 300 bytes, the frame has 10 left',
     );
+    // The frame's end is known without its bytes: only the fields before the blob are needed.
+    const fields = 4 + 1 + 1 + 2;
+    expect(decodePushTelemetryRequest(body, 0, fields, 1, body.length).metrics).toEqual({ size: 300, compressionType: 4, complete: false });
+    expect(() => decodePushTelemetryRequest(body, 0, fields, 1, fields + 299)).toThrow('Metrics claims 300 bytes, the frame has 299 left');
   });
 
   it('PushTelemetry request with null Metrics', () => {
@@ -553,7 +557,7 @@ const CASES: Case[] = [
     (b, s, e) => decodePushTelemetryRequest(b, s, e, 0),
   ),
   requestCase('PushTelemetry v1', { ...common, apiKey: 72, apiVersion: 1, body: pushTelemetryRequestBody(1, push()) }, (b, s, e) =>
-    decodePushTelemetryRequest(b, s, e, 1, true),
+    decodePushTelemetryRequest(b, s, e, 1, e),
   ),
   requestCase(
     'ConsumerGroupHeartbeat v1',
@@ -655,7 +659,7 @@ const ALL_DECODERS: ((b: Uint8Array, s: number, e: number, v: number) => unknown
   decodeGetTelemetrySubscriptionsRequest,
   decodeGetTelemetrySubscriptionsResponse,
   decodePushTelemetryRequest,
-  (b, s, e, v) => decodePushTelemetryRequest(b, s, e, v, true),
+  (b, s, e, v) => decodePushTelemetryRequest(b, s, e, v, e),
   decodePushTelemetryResponse,
   decodeConsumerGroupHeartbeatRequest,
   decodeConsumerGroupHeartbeatResponse,

@@ -184,15 +184,16 @@ export interface PushTelemetryRequestBody {
 }
 
 /**
- * `isWholeFrame`: `end` is the frame's end, so a blob claiming more bytes than remain is a DecodeError;
- * otherwise the bytes may be a prefix of the frame and the blob's declared size is reported as is.
+ * The bytes may be a prefix of the frame: then the blob's declared size is reported as is. `frameEnd`,
+ * when known, is where the frame ends in `buf` (at or after `end`): a blob claiming more bytes than
+ * the frame has left is a DecodeError, whether or not those bytes are in `buf`.
  */
 export function decodePushTelemetryRequest(
   buf: Uint8Array,
   start: number,
   end: number,
   version: number,
-  isWholeFrame = false,
+  frameEnd = Infinity,
 ): PushTelemetryRequestBody {
   const r = readerFor('PushTelemetryRequest', PUSH_TELEMETRY, buf, start, end, version);
   const clientInstanceId = version === 0 ? r.uuid() : null;
@@ -203,10 +204,8 @@ export function decodePushTelemetryRequest(
   const size = r.compactBytesLength();
   const body = { clientInstanceId, subscriptionId, terminating, compressionType };
   if (size === null) return { ...body, metrics: null, tags: readTags(r) };
-  if (size > r.remaining) {
-    if (isWholeFrame) throw new DecodeError(`Metrics claims ${size} bytes, the frame has ${r.remaining} left`, sizeAt);
-    return { ...body, metrics: { size, compressionType, complete: false }, tags: null };
-  }
+  if (size > frameEnd - r.pos) throw new DecodeError(`Metrics claims ${size} bytes, the frame has ${frameEnd - r.pos} left`, sizeAt);
+  if (size > r.remaining) return { ...body, metrics: { size, compressionType, complete: false }, tags: null };
   r.skip(size);
   return { ...body, metrics: { size, compressionType, complete: true }, tags: readTags(r) };
 }

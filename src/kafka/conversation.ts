@@ -426,7 +426,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
     let expectsResponse = true;
     if (known) {
       try {
-        body = decodeRequestBody(apiKey, apiVersion, head, header.headerLength, headLen, whole);
+        body = decodeRequestBody(apiKey, apiVersion, head, header.headerLength, headLen, size);
         if (body !== null && body.kind === 'Produce') expectsResponse = body.acks !== 0;
       } catch (e) {
         if (!(e instanceof DecodeError)) throw e;

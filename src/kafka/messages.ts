@@ -66,8 +66,14 @@ export type ResponseBody =
   | { kind: 'ConsumerGroupHeartbeat'; errorCode: number; memberId: string | null; memberEpoch: number }
   | { kind: 'SaslHandshake'; errorCode: number; mechanisms: (string | null)[] };
 
-/** Bodies are small; a frame prefix this long holds any sane one. PushTelemetry's blob is only sized. */
+/** Bodies are small; a frame prefix this long holds any sane one. */
 const BODY_PREFIX = 4096;
+/**
+ * PushTelemetry's fields before its Metrics blob: ClientInstanceId (v0, 16), SubscriptionId (4),
+ * Terminating (1), CompressionType (1) and the blob's length (an unsigned varint, at most 5). The
+ * blob (compressed OTLP metrics, kilobytes every push interval) is sized, never copied.
+ */
+const PUSH_TELEMETRY_FIELDS = 27;
 
 /** How many bytes of a request frame kcid wants, given where its header ends. */
 export function bodyPrefixWanted(apiKey: number, headerLength: number, size: number): number {
@@ -75,9 +81,10 @@ export function bodyPrefixWanted(apiKey: number, headerLength: number, size: num
     case API.Produce:
       // transactional_id (up to 32 KiB, usually null) then acks.
       return Math.min(size, headerLength + 64);
+    case API.PushTelemetry:
+      return Math.min(size, headerLength + PUSH_TELEMETRY_FIELDS);
     case API.ApiVersions:
     case API.GetTelemetrySubscriptions:
-    case API.PushTelemetry:
     case API.ConsumerGroupHeartbeat:
     case API.SaslHandshake:
       return Math.min(size, headerLength + BODY_PREFIX);
@@ -90,10 +97,11 @@ export function bodyPrefixWanted(apiKey: number, headerLength: number, size: num
 const copy = (u: Uint8Array | null): Uint8Array | null => (u === null ? null : new Uint8Array(u));
 
 /**
- * Decodes the body of a request kcid reads; null for the others. `whole`: buf ends at the frame's end.
- * Throws DecodeError for a body that does not parse.
+ * Decodes the body of a request kcid reads; null for the others. `buf[start, end)` is the body or a
+ * prefix of it; the frame ends at `frameEnd` (at or after `end`). Throws DecodeError for a body that
+ * does not parse.
  */
-export function decodeRequestBody(apiKey: number, apiVersion: number, buf: Buffer, start: number, end: number, whole: boolean): RequestBody | null {
+export function decodeRequestBody(apiKey: number, apiVersion: number, buf: Buffer, start: number, end: number, frameEnd: number): RequestBody | null {
   switch (apiKey) {
     case API.Produce:
       return { kind: 'Produce', acks: produceAcks(buf, start, end, apiVersion) };
@@ -106,7 +114,7 @@ export function decodeRequestBody(apiKey: number, apiVersion: number, buf: Buffe
       return { kind: 'GetTelemetrySubscriptions', clientInstanceId: copy(b.clientInstanceId) };
     }
     case API.PushTelemetry: {
-      const b = decodePushTelemetryRequest(buf, start, end, apiVersion, whole);
+      const b = decodePushTelemetryRequest(buf, start, end, apiVersion, frameEnd);
       return {
         kind: 'PushTelemetry',
         clientInstanceId: copy(b.clientInstanceId),
