@@ -233,10 +233,11 @@ describe('decodeTcp: IP and TCP headers', () => {
     expect(seg.payloadOff).toBe(14 + 40 + 8 + 16 + 8 + 8 + 16 + 20);
   });
 
-  it('keeps all flag bits', () => {
+  it('keeps all flag bits; sequence numbers from 2^31 up come out as signed 32-bit integers', () => {
     const frame = ethernet(ipv4({ src: '10.0.0.1', dst: '10.0.0.2' }, tcp({ sport: 1, dport: 2, seq: 0xffffffff, ack: 0x80000000, flags: 'FSRPAUEC' })));
     const { seg } = decode(packetRef(frame));
-    expect([seg.flags, seg.seq, seg.ack, seg.payloadLen]).toEqual([0xff, 0xffffffff, 0x80000000, 0]);
+    expect([seg.flags, seg.seq, seg.ack, seg.payloadLen]).toEqual([0xff, -1, -0x80000000, 0]);
+    expect([seg.seq >>> 0, seg.ack >>> 0]).toEqual([0xffffffff, 0x80000000]);
   });
 });
 

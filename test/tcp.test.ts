@@ -214,6 +214,12 @@ describe('Reassembler: ordering', () => {
       stats: { duplicateSegments: 1, outOfOrderSegments: 1 },
     },
     {
+      name: 'an ISN of 2^32 - 1 is an ISN like any other (kcid keeps it as -1): its retransmitted SYN is a duplicate',
+      in: [C(0xffffffff, 'S'), C(0xffffffff, 'S'), C(0, 'P', 'ab')],
+      want: [OPEN, '#1 A→B "ab" f3', '#1 end capture-end'],
+      stats: { duplicateSegments: 1, connections: 1 },
+    },
+    {
       name: 'a keep-alive (one old byte at next - 1) and empty segments are no retransmissions',
       in: [C(1000, 'S'), C(1001, 'PA', 'abc', { ack: 0 }), C(1003, 'A', 'c', { ack: 0 }), C(1004, 'A', '', { ack: 0 }), C(1004, 'P', 'd')],
       want: [OPEN, '#1 A→B "abc" f2', '#1 A→B "d" f5', '#1 end capture-end'],

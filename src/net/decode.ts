@@ -247,8 +247,8 @@ function tcp(buf: Buffer, off: number, ipEnd: number, missing: number, out: TcpS
   if (headerLen < 20 || off + headerLen > ipEnd) return MALFORMED;
   out.srcPort = u16(buf, off);
   out.dstPort = u16(buf, off + 2);
-  out.seq = u32(buf, off + 4);
-  out.ack = u32(buf, off + 8);
+  out.seq = int32(buf, off + 4);
+  out.ack = int32(buf, off + 8);
   out.flags = buf[off + 13]!;
   out.payloadOff = off + headerLen;
   out.payloadLen = ipEnd - out.payloadOff;
@@ -260,7 +260,7 @@ function u16(buf: Buffer, off: number): number {
   return (buf[off]! << 8) | buf[off + 1]!;
 }
 
-/** Big-endian, unsigned. (Buffer#readUInt32BE validates its argument on every call: this is per packet.) */
-function u32(buf: Buffer, off: number): number {
-  return buf[off]! * 0x1000000 + ((buf[off + 1]! << 16) | (buf[off + 2]! << 8) | buf[off + 3]!);
+/** Big-endian, signed (see tcp/seq.ts). (Buffer#readInt32BE validates its argument on every call: this is per packet.) */
+function int32(buf: Buffer, off: number): number {
+  return (buf[off]! << 24) | (buf[off + 1]! << 16) | (buf[off + 2]! << 8) | buf[off + 3]!;
 }

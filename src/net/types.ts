@@ -17,7 +17,7 @@ export interface TcpSegment {
   dstAddrOff: number;
   srcPort: number;
   dstPort: number;
-  /** Sequence and acknowledgement numbers as unsigned 32-bit integers. */
+  /** Sequence and acknowledgement numbers as signed 32-bit integers (the wire's unsigned value | 0: see tcp/seq.ts). */
   seq: number;
   ack: number;
   /** TCP flags byte (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10). */

@@ -104,14 +104,14 @@ export class Tombstone {
 
   constructor(
     readonly key: TupleKey,
-    /** The SYN sequence numbers of A's and B's side, -1 where the capture did not show one. */
-    private readonly isnA: number,
-    private readonly isnB: number,
+    /** The SYN sequence numbers of A's and B's side, null where the capture did not show one. */
+    private readonly isnA: number | null,
+    private readonly isnB: number | null,
     /** Capture second of the close. */
     readonly lastSec: number,
   ) {}
 
-  isn(dir: Direction): number {
+  isn(dir: Direction): number | null {
     return dir === 0 ? this.isnA : this.isnB;
   }
 }

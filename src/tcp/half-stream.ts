@@ -45,8 +45,8 @@ export class HalfStream {
   started = false;
   /** Sequence number of the next byte to deliver. */
   next = 0;
-  /** Sequence number of this side's SYN, -1 when the capture has not shown it. */
-  isn = -1;
+  /** Sequence number of this side's SYN, null when the capture has not shown it. */
+  isn: number | null = null;
   /** FIN processed (or the connection is over): nothing more is delivered. */
   ended = false;
   /** Sorted by sequence, non-overlapping, all after `next` (the first one never at `next`). */
