@@ -599,7 +599,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
  * request keep reallocating. The owner bounds the count (maxPendingRequests), so searches stay short.
  */
 class PendingRequests {
-  // Most connections have one request in flight at a time: the arrays are made on the first add.
+  // Most connections have one request in flight at a time: the arrays are made on the first add
+  // and kept when they empty, for the next request.
   private ids: number[] = EMPTY_LIST;
   private requests: KafkaRequest[] = EMPTY_LIST;
 
@@ -617,7 +618,7 @@ class PendingRequests {
   }
 
   add(correlationId: number, r: KafkaRequest): void {
-    if (this.ids.length === 0) {
+    if (this.ids === EMPTY_LIST) {
       this.ids = [correlationId];
       this.requests = [r];
       return;
