@@ -326,7 +326,7 @@ describe('floods (scaled down from `npm run fuzz -- flood`)', () => {
     expect(await flood(40_000, 'syn')).toEqual({
       connections: 0,
       findings: 0,
-      notes: ['40000 connections to Kafka ports carried no Kafka message and are not listed'],
+      notes: ['40,000 connections to Kafka ports carried no Kafka message and are not listed'],
     });
   });
 
@@ -335,7 +335,7 @@ describe('floods (scaled down from `npm run fuzz -- flood`)', () => {
     expect(await flood(20_000, 'request')).toEqual({
       connections: 20_000,
       findings: 1000,
-      notes: ['findings beyond the first 1000 of a rule are counted but not listed (--max-findings): zero-client-instance-id 19000'],
+      notes: ['findings beyond the first 1,000 of a rule are counted but not listed (--max-findings): zero-client-instance-id 19,000'],
       notListed: { connections: 0, requests: 0, responses: 0, findings: [['zero-client-instance-id', 19_000]] },
     });
   });
@@ -345,7 +345,7 @@ describe('floods (scaled down from `npm run fuzz -- flood`)', () => {
     expect(await flood(3000, 'request', { maxSummaries: 1000, maxFindings: 5000 })).toEqual({
       connections: 1000,
       findings: 3000,
-      notes: ['2000 Kafka connections beyond the first 1000 are counted but not listed or grouped into client instances (--max-connection-summaries)'],
+      notes: ['2,000 Kafka connections beyond the first 1,000 are counted but not listed or grouped into client instances (--max-connection-summaries)'],
       notListed: { connections: 2000, requests: 2000, responses: 0, findings: [] },
     });
   });

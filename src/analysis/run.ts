@@ -120,22 +120,24 @@ export async function analyzeInput(
   let unknownLinkTypePackets = 0;
   for (const n of net.unknownLinkTypes.values()) unknownLinkTypePackets += n;
   const notes = [...stats.notes];
+  // Counts with thousands separators, as in the summary line: '1,000,000 connections ...'.
+  const count = (n: number): string => n.toLocaleString('en-US');
   for (const [type, n] of [...net.unknownLinkTypes].sort((a, b) => a[0] - b[0])) {
-    notes.push(`${n} packets on link type ${type}, which kcid does not decode, were skipped`);
+    notes.push(`${count(n)} packets on link type ${type}, which kcid does not decode, were skipped`);
   }
   if (analyzer.emptyConnections > 0) {
-    notes.push(`${analyzer.emptyConnections} connections to Kafka ports carried no Kafka message and are not listed`);
+    notes.push(`${count(analyzer.emptyConnections)} connections to Kafka ports carried no Kafka message and are not listed`);
   }
   if (stats.truncatedPackets > 0) {
     notes.push(
-      `${stats.truncatedPackets} packets were cut short by the capture's snapshot length (tcpdump -s): their missing bytes are gaps, and requests inside them are not seen`,
+      `${count(stats.truncatedPackets)} packets were cut short by the capture's snapshot length (tcpdump -s): their missing bytes are gaps, and requests inside them are not seen`,
     );
   }
-  if (net.ipFragments > 0) notes.push(`${net.ipFragments} IP fragments were skipped (kcid does not reassemble IP fragments)`);
+  if (net.ipFragments > 0) notes.push(`${count(net.ipFragments)} IP fragments were skipped (kcid does not reassemble IP fragments)`);
   const unlisted = analyzer.unlisted;
   if (unlisted.connections > 0) {
     notes.push(
-      `${unlisted.connections} Kafka connections beyond the first ${analyzer.connections.length} are counted but not listed or grouped into client instances (--max-connection-summaries)`,
+      `${count(unlisted.connections)} Kafka connections beyond the first ${count(analyzer.connections.length)} are counted but not listed or grouped into client instances (--max-connection-summaries)`,
     );
   }
   const unlistedFindings: [string, number][] = [];
@@ -143,8 +145,8 @@ export async function analyzeInput(
     if (n > maxFindings) unlistedFindings.push([rule, n - maxFindings]);
   }
   if (unlistedFindings.length > 0) {
-    const list = unlistedFindings.map(([rule, n]) => `${rule} ${n}`).join(', ');
-    notes.push(`findings beyond the first ${maxFindings} of a rule are counted but not listed (--max-findings): ${list}`);
+    const list = unlistedFindings.map(([rule, n]) => `${rule} ${count(n)}`).join(', ');
+    notes.push(`findings beyond the first ${count(maxFindings)} of a rule are counted but not listed (--max-findings): ${list}`);
   }
   if (stats.truncatedAtFrame > 0) {
     const f: Finding = {
