@@ -237,6 +237,16 @@ describe('kcid analyze', () => {
     expect(wide.at(-1)).toMatch(/^└/);
   });
 
+  it('kcid clients on a narrow terminal drops its least needed columns too, and says which', async () => {
+    const narrow = (await kcid(['clients', MIX], { tty: true, columns: 100, env: { NO_COLOR: '1' } })).stdout.trimEnd().split('\n');
+    expect(narrow[1]).toBe('│ Client instance ID     │ ClientId           │ Hosts     │ Requests │ p99 ms │ Findings   │');
+    expect(Math.max(...narrow.map((l) => l.length))).toBeLessThanOrEqual(100);
+    expect(narrow.at(-1)).toBe('(100 columns: Brokers, Software, Conns, p50 ms, Errors not shown; --format json has all)');
+    const wide = (await kcid(['clients', MIX], { tty: true, columns: 200, env: { NO_COLOR: '1' } })).stdout.trimEnd().split('\n');
+    expect(wide[1]).toMatch(/^│ Client instance ID +│ ClientId +│ Software +│ Hosts +│ Brokers +│ Conns +│ Requests +│ Errors +│ p50 ms +│ p99 ms +│ Findings +│$/);
+    expect(wide.at(-1)).toMatch(/^└/);
+  });
+
   it('--max-connections bounds the live connections: the least recently active is retired', async () => {
     const doc = async (o: string[]) => JSON.parse((await kcid(['analyze', MIX, '--format', 'json', '--fail-on', 'none', ...o])).stdout) as { summary: { connections: number; requests: number } };
     expect((await doc([])).summary).toMatchObject({ connections: 11, requests: 27 });

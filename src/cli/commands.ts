@@ -359,7 +359,7 @@ export async function clientsCommand(
     const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
     progress?.done();
     const report = filterReport(buildReport(summary, { severities: severities(config, o) }), others);
-    out.write(o.format === 'json' ? renderClientsJson(report) : renderClientsTable(report, style));
+    out.write(o.format === 'json' ? renderClientsJson(report) : renderClientsTable(report, style, tableWidth(out)));
     out.close();
     return EXIT_CLEAN;
   }

@@ -7,6 +7,7 @@ import type { Finding, Severity } from '../analysis/types.js';
 import { safeJson } from './json-text.js';
 import type { RequestRow } from './requests.js';
 import { sanitize } from './sanitize.js';
+import { fittedTable } from './table.js';
 import type { Style } from './style.js';
 import { isoMicros } from './time.js';
 
@@ -41,17 +42,19 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 const ms = (v: number | null): string => (v === null ? '-' : v.toFixed(v < 10 ? 2 : 1));
 const list = (values: readonly string[]): string => (values.length === 0 ? '-' : values.map(sanitize).join('\n'));
 
-export function renderClientsTable(report: Report, style: Style): string {
+const CLIENTS_HEAD = ['Client instance ID', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'Errors', 'p50 ms', 'p99 ms', 'Findings'];
+/** Columns a narrow terminal loses first, in order; the ID, ClientId, hosts, requests, p99 and findings stay. */
+const CLIENTS_DROP_ORDER = ['Brokers', 'Software', 'Conns', 'p50 ms', 'Errors'];
+
+/** One row per client instance; on a terminal narrower than the table, the least needed columns go. */
+export function renderClientsTable(report: Report, style: Style, width = Infinity): string {
   const stats = clientStats(report);
   if (stats.length === 0) return 'No client instances.\n';
-  const t = new Table({
-    head: ['Client instance ID', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'Errors', 'p50 ms', 'p99 ms', 'Findings'].map((h) => style.bold(h)),
-    style: { head: [], border: [], compact: true },
-  });
+  const rows: string[][] = [];
   for (const s of stats) {
     const i = s.instance;
     const f = s.findings;
-    t.push([
+    rows.push([
       i.clientInstanceId ?? style.dim('(none)'),
       list(i.clientIds),
       list(i.software.map((x) => `${x.name} ${x.version}`.trim())),
@@ -65,7 +68,7 @@ export function renderClientsTable(report: Report, style: Style): string {
       f.error + f.warning + f.info === 0 ? '-' : [f.error && style.severity('error', plural(f.error, 'error')), f.warning && style.severity('warning', plural(f.warning, 'warning')), f.info && style.severity('info', plural(f.info, 'note'))].filter(Boolean).join('\n'),
     ]);
   }
-  return `${t.toString()}\n`;
+  return `${fittedTable(CLIENTS_HEAD, rows, CLIENTS_DROP_ORDER, style, width)}\n`;
 }
 
 export function renderClientsJson(report: Report): string {

@@ -90,19 +90,27 @@ export function renderInstances(report: Report, style: Style, width = Infinity):
       clock(i.lastUs),
     ]);
   }
+  return fittedTable(INSTANCE_HEAD, rows, INSTANCE_DROP_ORDER, style, width);
+}
+
+/**
+ * A table of `rows` under `head` that fits `width` columns: while it is wider, the columns named in
+ * `dropOrder` go, in that order, and a line under the table says which.
+ */
+export function fittedTable(head: readonly string[], rows: readonly string[][], dropOrder: readonly string[], style: Style, width: number): string {
   // Each column as wide as its longest line plus padding, and one border more than columns.
-  const widths = INSTANCE_HEAD.map((h) => h.length + 2);
+  const widths = head.map((h) => h.length + 2);
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i]!, plainLength(cell) + 2)));
-  const keep = INSTANCE_HEAD.map(() => true);
+  const keep = head.map(() => true);
   const tableWidth = () => widths.reduce((sum, w, i) => sum + (keep[i] ? w + 1 : 0), 1);
   const dropped: string[] = [];
-  for (const name of INSTANCE_DROP_ORDER) {
+  for (const name of dropOrder) {
     if (tableWidth() <= width) break;
-    keep[INSTANCE_HEAD.indexOf(name)] = false;
+    keep[head.indexOf(name)] = false;
     dropped.push(name);
   }
   const pick = <T>(cells: readonly T[]): T[] => cells.filter((_, i) => keep[i]);
-  const table = rowsTable(pick(INSTANCE_HEAD), style, rows.map(pick));
+  const table = rowsTable(pick(head), style, rows.map(pick));
   if (dropped.length === 0) return table;
   return `${table}\n${style.dim(`(${width} columns: ${dropped.join(', ')} not shown; --format json has all)`)}`;
 }
