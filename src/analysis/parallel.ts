@@ -13,7 +13,7 @@ import type { CaptureSummary } from './types.js';
 /**
  * One lane fewer than the cores: a single analysis already keeps more than one core busy (V8's
  * parallel garbage collection and background compilers: 1.4 cores on average, measured). On 2
- * cores two lanes were slower than one (4 x 268 MB produce-heavy: 0.65-0.72 s against 0.58-0.64 s).
+ * cores two lanes were slower than one (4 x 268 MB produce-heavy: 0.67-0.83 s against 0.57-0.72 s).
  */
 export function defaultJobs(): number {
   return Math.max(1, availableParallelism() - 1);
