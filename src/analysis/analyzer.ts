@@ -265,30 +265,63 @@ function allApiVersions(s: ConnState): boolean {
  * Array#sort's scratch copy, and what many connections have in common is stored once.
  */
 function summarize(s: ConnState, shared: Interner): ConnectionSummary {
-  return {
-    input: s.input,
-    id: s.conn.tcp.id,
-    client: flat(s.client),
-    clientIp: s.conn.client.ip,
-    broker: shared.endpoint(s.conn.broker, s.broker),
-    startSeen: s.conn.startSeen,
-    firstFrame: s.conn.tcp.firstFrame,
-    firstUs: s.firstUs,
-    lastUs: s.lastUs,
-    headerInstanceIds: shared.strings(s.headerIds),
-    telemetryInstanceId: s.telemetryId,
-    clientIds: shared.strings(s.clientIds),
-    software: shared.softwareIds(s.software),
-    requests: s.requests,
-    responses: s.responses,
-    errorResponses: s.errorResponses,
-    apis: apiCounts(s, shared),
-    gaps: s.gaps,
-    gapBytes: s.gapBytes,
-    firstRequestFrame: s.firstRequestFrame,
-    firstRequestUs: s.firstRequestUs,
-    latency: s.latency === null ? EMPTY_LIST : flatHistogram(s.latency),
-  };
+  return new Summary(s, shared);
+}
+
+/**
+ * A class rather than an object literal: V8 makes an object literal of this many properties
+ * through its runtime, 2.5 µs each (100,000 connections: a quarter of a second, measured with
+ * the CPU profiler), and a constructed object inline. The fields are declared in the order the
+ * JSON formats list them.
+ */
+class Summary implements ConnectionSummary {
+  input: number;
+  id: number;
+  client: string;
+  clientIp: string;
+  broker: string;
+  startSeen: boolean;
+  firstFrame: number;
+  firstUs: number;
+  lastUs: number;
+  headerInstanceIds: string[];
+  telemetryInstanceId: string | null;
+  clientIds: string[];
+  software: SoftwareId[];
+  requests: number;
+  responses: number;
+  errorResponses: number;
+  apis: [number, number][];
+  gaps: number;
+  gapBytes: number;
+  firstRequestFrame: number | null;
+  firstRequestUs: number | null;
+  latency: number[];
+
+  constructor(s: ConnState, shared: Interner) {
+    this.input = s.input;
+    this.id = s.conn.tcp.id;
+    this.client = flat(s.client);
+    this.clientIp = s.conn.client.ip;
+    this.broker = shared.endpoint(s.conn.broker, s.broker);
+    this.startSeen = s.conn.startSeen;
+    this.firstFrame = s.conn.tcp.firstFrame;
+    this.firstUs = s.firstUs;
+    this.lastUs = s.lastUs;
+    this.headerInstanceIds = shared.strings(s.headerIds);
+    this.telemetryInstanceId = s.telemetryId;
+    this.clientIds = shared.strings(s.clientIds);
+    this.software = shared.softwareIds(s.software);
+    this.requests = s.requests;
+    this.responses = s.responses;
+    this.errorResponses = s.errorResponses;
+    this.apis = apiCounts(s, shared);
+    this.gaps = s.gaps;
+    this.gapBytes = s.gapBytes;
+    this.firstRequestFrame = s.firstRequestFrame;
+    this.firstRequestUs = s.firstRequestUs;
+    this.latency = s.latency === null ? EMPTY_LIST : flatHistogram(s.latency);
+  }
 }
 
 /** [apiKey, count] pairs ascending by key, the list and its pairs shared with other connections. */
