@@ -8,21 +8,27 @@ import type { Direction, Endpoint, ReassemblyStats, StreamHandler, TcpConnection
 
 export type EndReason = Parameters<StreamHandler['end']>[0];
 
-/** Where a connection sits in the connection table (see table.ts), and which endpoint is A. */
-export interface TupleKey {
-  /**
-   * IPv4: the two endpoints, the smaller (address, port) first: addresses as signed 32-bit
-   * integers, ports as (smaller's << 16) | larger's; whether A is the smaller one; the table's
-   * hash of the three.
-   */
-  loIp: number;
-  hiIp: number;
-  ports: number;
-  aIsLo: boolean;
-  hash: number;
-  /** IPv6: each endpoint as 16 address bytes (latin1) + port char; '' for IPv4. */
-  key6: string;
-  a6: string;
+/**
+ * Where a connection sits in the connection table (see table.ts), and which endpoint is A. A class,
+ * like the other objects that live as long as a connection: V8 can put a long-lived object
+ * literal on a slower allocation path (see Summary in analysis/analyzer.ts).
+ */
+export class TupleKey {
+  constructor(
+    /**
+     * IPv4: the two endpoints, the smaller (address, port) first: addresses as signed 32-bit
+     * integers, ports as (smaller's << 16) | larger's; whether A is the smaller one; the table's
+     * hash of the three.
+     */
+    readonly loIp: number,
+    readonly hiIp: number,
+    readonly ports: number,
+    readonly aIsLo: boolean,
+    readonly hash: number,
+    /** IPv6: each endpoint as 16 address bytes (latin1) + port char; '' for IPv4. */
+    readonly key6: string,
+    readonly a6: string,
+  ) {}
 }
 
 export class Conn implements TcpConnection, HalfStreamSink {

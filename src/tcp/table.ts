@@ -7,7 +7,7 @@
  */
 
 import type { TcpSegment } from '../net/types.js';
-import type { Conn, Tombstone, TupleKey } from './connection.js';
+import { TupleKey, type Conn, type Tombstone } from './connection.js';
 import type { Direction } from './types.js';
 
 /** A live connection, or what is left of one its peers closed. */
@@ -91,11 +91,11 @@ export class ConnTable {
     if (this.src6 === '') {
       const { loIp, hiIp, ports } = this;
       const hash = this.hash4(loIp, hiIp, ports);
-      return { loIp, hiIp, ports, aIsLo: sourceIsA === this.srcIsLo, hash, key6: '', a6: '' };
+      return new TupleKey(loIp, hiIp, ports, sourceIsA === this.srcIsLo, hash, '', '');
     }
     const { src6, dst6 } = this;
     const key6 = src6 < dst6 ? src6 + dst6 : dst6 + src6;
-    return { loIp: 0, hiIp: 0, ports: 0, aIsLo: false, hash: 0, key6, a6: sourceIsA ? src6 : dst6 };
+    return new TupleKey(0, 0, 0, false, 0, key6, sourceIsA ? src6 : dst6);
   }
 
   add(conn: TableEntry): void {
