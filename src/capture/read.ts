@@ -7,6 +7,7 @@
 import { fstatSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Gunzip } from 'node:zlib';
+import { untilReady } from './blocking.js';
 import type { RecordParser } from './parser.js';
 import { PcapParser, pcapMagic } from './pcap.js';
 import { PcapngParser, isPcapngStart } from './pcapng.js';
@@ -280,9 +281,6 @@ async function openFile(path: string): Promise<FileHandle> {
   }
 }
 
-/** Something to sleep on (Atomics.wait with a timeout) while a non-blocking pipe is empty. */
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
 /**
  * The bytes of a descriptor (a file, a pipe, standard input), one chunk at a time, read on this
  * thread into one buffer that the next read overwrites: a chunk is only overwritten after the
@@ -292,30 +290,26 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  *
  * `size` is known for a regular file, whose reads return whole chunks. A pipe returns what is in
  * it (64 KiB at most on Linux): chunks are filled up before they are handed on. A pipe handed to
- * kcid in non-blocking mode answers EAGAIN when it is empty: kcid sleeps and tries again, 0.05 ms
- * at first, doubling up to 20 ms (a live capture that trickles in costs next to nothing).
+ * kcid in non-blocking mode answers EAGAIN when it is empty: with a part of a chunk, kcid hands
+ * that on; with nothing, it waits ({@link untilReady}).
  */
 async function* descriptorChunks(name: string, fd: number, size: number | null): AsyncGenerator<Buffer> {
   // A small file needs no large buffer: one byte more than the file sees its end in one read
   // (at least 64 KiB, for a file that is still being written).
   const bytes = size === null ? CHUNK_BYTES : Math.max(64 * 1024, Math.min(CHUNK_BYTES, size + 1));
   const buffer = Buffer.allocUnsafe(bytes);
-  let sleepMs = 0.05;
+  const read = (at: number) => readSync(fd, buffer, at, bytes - at, null);
   for (;;) {
     let have = 0;
     let ended = false;
     while (have < bytes) {
       let got: number;
       try {
-        got = readSync(fd, buffer, have, bytes - have, null);
+        got = have > 0 ? read(have) : untilReady(() => read(0));
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw failure(name, err);
-        if (have > 0) break; // hand on what there is
-        Atomics.wait(pause, 0, 0, sleepMs);
-        sleepMs = Math.min(20, sleepMs * 2);
-        continue;
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') break; // hand on what there is
+        throw failure(name, err);
       }
-      sleepMs = 0.05;
       if (got === 0) {
         ended = true;
         break;

@@ -7,6 +7,7 @@
  * for 421,473 rows). A blocking write waits for the reader instead.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { untilReady } from '../capture/blocking.js';
 import { UsageError } from './options.js';
 
 export interface TextStream {
@@ -22,29 +23,19 @@ export class OutputClosed extends Error {
   override readonly name = 'OutputClosed';
 }
 
-/** Something to sleep on (Atomics.wait with a timeout) while a pipe is full. */
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
 /**
  * Writes all of `text` to `fd` (a write may take only part). Node makes a pipe on standard output
- * non-blocking, so a full pipe answers EAGAIN: kcid sleeps and tries again, 0.05 ms at first (a
- * reader such as jq empties the pipe again within microseconds), doubling up to 20 ms (a pager
- * waiting for its user costs next to nothing).
+ * non-blocking, so a full pipe answers EAGAIN: kcid waits for its reader ({@link untilReady}).
  */
 function writeAll(fd: number, text: string): void {
   const bytes = Buffer.from(text, 'utf8');
   let at = 0;
-  let sleepMs = 0.05;
   while (at < bytes.length) {
     try {
-      at += writeSync(fd, bytes, at);
-      sleepMs = 0.05;
+      at += untilReady(() => writeSync(fd, bytes, at));
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EPIPE') throw new OutputClosed('standard output was closed');
-      if (code !== 'EAGAIN') throw e;
-      Atomics.wait(pause, 0, 0, sleepMs);
-      sleepMs = Math.min(20, sleepMs * 2);
+      if ((e as NodeJS.ErrnoException).code === 'EPIPE') throw new OutputClosed('standard output was closed');
+      throw e;
     }
   }
 }
