@@ -310,13 +310,14 @@ export class Framer {
   }
 }
 
-/**
- * src[from, from + n) to dst[to..]. Buffer#copy makes a Uint8Array view of the source on every
- * call: up to about a request's first look (96 bytes) a loop is as fast and leaves no garbage
- * (measured: 59 ns against 52 ns for 96 bytes, before the view's collection).
- */
+/** Up to a request's first look (96 bytes), heads are copied by a loop (see copyBytes). */
 const COPY_BY_LOOP_BYTES = 96;
 
+/**
+ * src[from, from + n) to dst[to..]. Buffer#copy makes a Uint8Array view of the source on every
+ * call: up to COPY_BY_LOOP_BYTES a loop is as fast and leaves no garbage (measured: 59 ns against
+ * 52 ns for 96 bytes, before the view's collection).
+ */
 function copyBytes(src: Buffer, from: number, dst: Buffer, to: number, n: number): void {
   if (n > COPY_BY_LOOP_BYTES) {
     src.copy(dst, to, from, from + n);
