@@ -116,13 +116,8 @@ export class ConnTable {
       if (this.v6.get(key.key6) === entry) this.v6.set(key.key6, next);
       return;
     }
-    const { slots, mask } = this;
-    for (let i = key.hash & mask; slots[i] !== null; i = (i + 1) & mask) {
-      if (slots[i] === entry) {
-        slots[i] = next;
-        return;
-      }
-    }
+    const i = this.slotOf(entry);
+    if (i >= 0) this.slots[i] = next;
   }
 
   /** Remove `conn` if it is still the entry registered for its 4-tuple. */
@@ -133,9 +128,9 @@ export class ConnTable {
       if (this.v6.get(key.key6) === conn) this.v6.delete(key.key6);
       return;
     }
+    let i = this.slotOf(conn);
+    if (i < 0) return;
     const { slots, keys, mask } = this;
-    let i = key.hash & mask;
-    for (; slots[i] !== conn; i = (i + 1) & mask) if (slots[i] === null) return;
     // Backward shift: move later members of the probe run into the hole when their home slot
     // is not between the hole and them, so that every lookup still finds them.
     for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
@@ -151,6 +146,13 @@ export class ConnTable {
     slots[i] = null;
     keys.fill(0, i * KEY_INTS, (i + 1) * KEY_INTS);
     this.count--;
+  }
+
+  /** The slot of an IPv4 entry, found by following its probe run; -1 when it is not in the table. */
+  private slotOf(entry: TableEntry): number {
+    const { slots, mask } = this;
+    for (let i = entry.key.hash & mask; slots[i] !== null; i = (i + 1) & mask) if (slots[i] === entry) return i;
+    return -1;
   }
 
   private grow(): void {
