@@ -467,6 +467,46 @@ describe('Reassembler: port reuse and late segments', () => {
     },
   ];
   it.each(cases)('$name', (c) => check(c));
+
+  it("a forgotten tombstone is reused for a later close and holds that connection's 4-tuple and ISNs", () => {
+    // Room for one tombstone: #2's close forgets #1's, and #3 is buried in it.
+    const on = (port: number) => ({ client: `10.0.0.1:${port}` });
+    const closedOn = (port: number, isn: number, peerIsn: number): Seg[] => [
+      C(isn, 'S', '', on(port)),
+      S(peerIsn, 'SA', '', { ack: isn + 1, ...on(port) }),
+      C(isn + 1, 'FA', '', { ack: peerIsn + 1, ...on(port) }),
+      S(peerIsn + 1, 'FA', '', { ack: isn + 2, ...on(port) }),
+      C(isn + 2, 'A', '', { ack: peerIsn + 2, ...on(port) }),
+    ];
+    check({
+      opts: { maxRecentlyClosed: 1 },
+      in: [
+        ...closed,
+        ...closedOn(50001, 2000, 6000),
+        ...closedOn(50002, 3000, 7000),
+        C(3000, 'S', '', on(50002)), // #3's own SYN again, late: nothing new
+        S(7001, 'A', '', { ack: 3002, ...on(50002) }), // a late ACK on #3's 4-tuple: nothing new
+        C(1000, 'S', '', on(50002)), // #1's ISN is a new one on #3's 4-tuple: #3's tombstone goes, #4 starts
+        C(1001, 'P', 'y', on(50002)), // #4's data (found by #3's 4-tuple: the tombstone's key was copied)
+        C(1001, 'PA', 'x', { ack: 5002 }), // #1's 4-tuple was forgotten: a connection without SYN
+      ],
+      want: [
+        OPEN,
+        '#1 end closed',
+        `open #2 A=10.0.0.1:50001 B=${SERVER} syn`,
+        '#2 end closed',
+        `open #3 A=10.0.0.1:50002 B=${SERVER} syn`,
+        '#3 end closed',
+        `open #4 A=10.0.0.1:50002 B=${SERVER} syn`,
+        '#4 A→B "y" f20',
+        `open #5 A=${CLIENT} B=${SERVER} nosyn`,
+        '#5 A→B "x" f21',
+        '#4 end capture-end',
+        '#5 end capture-end',
+      ],
+      stats: { connections: 5, unattachedSegments: 5 },
+    });
+  });
 });
 
 describe('Reassembler: port reuse and late segments over IPv6 (the tombstone in the IPv6 map)', () => {

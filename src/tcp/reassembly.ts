@@ -52,6 +52,8 @@ export class Reassembler {
   private readonly live = new LinkedList<Conn>();
   /** What is left of closed connections, so that late segments start no ghost connection; oldest first. */
   private readonly recentlyClosed = new LinkedList<Tombstone>();
+  /** Forgotten tombstones, buried again on the next closes (see Tombstone). */
+  private readonly spareTombstones: Tombstone[] = [];
   private readonly kafkaPorts: ReadonlySet<number>;
   private readonly limits: BufferLimits;
   private readonly maxConnections: number;
@@ -218,7 +220,7 @@ export class Reassembler {
   private close(conn: Conn, reason: EndReason): void {
     conn.finish(reason);
     this.live.remove(conn);
-    const tombstone = new Tombstone(conn.key, conn.halves[0].isn, conn.halves[1].isn, this.now);
+    const tombstone = (this.spareTombstones.pop() ?? new Tombstone()).bury(conn, this.now);
     this.table.replace(conn, tombstone);
     this.recentlyClosed.push(tombstone);
     if (this.recentlyClosed.size > this.maxRecentlyClosed) this.forget(this.recentlyClosed.head!);
@@ -234,6 +236,7 @@ export class Reassembler {
   private forget(tombstone: Tombstone): void {
     this.recentlyClosed.remove(tombstone);
     this.table.remove(tombstone);
+    this.spareTombstones.push(tombstone);
   }
 
   /**
