@@ -10,6 +10,8 @@ import { DecodeError, MAX_STRING_LENGTH, Reader } from '../src/kafka/reader.js';
 import { decodeRequestHeader, decodeResponseHeader, requestHeaderVersion } from '../src/kafka/headers.js';
 import { isZeroUuid, parseUuid, uuidEquals, uuidToBase64, uuidToHex } from '../src/kafka/uuid.js';
 import { ALL_APIS } from '../src/kafka/apis.js';
+import type { KafkaConnection } from '../src/kafka/conversation.js';
+import { ConnState } from '../src/analysis/connection-state.js';
 import { JsonList, safeJson, writeJson } from '../src/report/json-text.js';
 import {
   decodeApiVersionsRequest,
@@ -389,5 +391,27 @@ describe('writeJson (the JSON formats written in pieces)', () => {
         expect(pieces(doc, indent)).toBe(`${safeJson(doc, indent === 0 ? undefined : indent)}\n`);
       }),
     );
+  });
+});
+
+describe("a connection's latency histogram", () => {
+  const conn = { client: { ip: '10.0.0.1', port: 50000 }, broker: { ip: '10.0.0.2', port: 9092 } } as unknown as KafkaConnection;
+
+  it('is [bucket, count, ...] ascending by bucket, with every response counted once', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 600 }), { maxLength: 200 }), (buckets) => {
+        const s = new ConnState(conn, 0, 0);
+        for (const b of buckets) s.countLatency(b);
+        const counts = new Map<number, number>();
+        for (const b of buckets) counts.set(b, (counts.get(b) ?? 0) + 1);
+        expect(s.latency).toEqual([...counts].sort((x, y) => x[0] - y[0]).flat());
+      }),
+    );
+  });
+
+  it('inserts a new bucket before, between and after the ones it has', () => {
+    const s = new ConnState(conn, 0, 0);
+    for (const b of [50, 10, 50, 30, 70, 10, 0]) s.countLatency(b);
+    expect(s.latency).toEqual([0, 1, 10, 2, 30, 1, 50, 2, 70, 1]);
   });
 });

@@ -110,9 +110,7 @@ export class CaptureAnalyzer implements KafkaListener {
     const q = r.request;
     if (q !== null) {
       const latency = s.lastUs - toMicros(q.tsSec, q.tsNsec);
-      const bucket = latencyBucket(latency);
-      const histogram = (s.latency ??= new Map());
-      histogram.set(bucket, (histogram.get(bucket) ?? 0) + 1);
+      s.countLatency(latencyBucket(latency));
       this.learnFromResponse(s, q, r);
     }
     this.observer.response?.(s, r);
@@ -322,7 +320,7 @@ class Summary implements ConnectionSummary {
     this.gapBytes = s.gapBytes;
     this.firstRequestFrame = s.firstRequestFrame;
     this.firstRequestUs = s.firstRequestUs;
-    this.latency = s.latency === null ? EMPTY_LIST : flatHistogram(s.latency);
+    this.latency = s.latency.length === 0 ? EMPTY_LIST : s.latency.slice();
   }
 }
 
@@ -350,11 +348,6 @@ function sortedApis(pairs: readonly number[]): number[] {
   return ascending(keys);
 }
 
-/** The map's keys, ascending. */
-function sortedKeys(m: ReadonlyMap<number, number>): number[] {
-  return ascending(Array.from(m.keys()));
-}
-
 /** `keys` sorted in place, ascending (insertion sort: a handful of keys, and no scratch copy). */
 function ascending(keys: number[]): number[] {
   for (let i = 1; i < keys.length; i++) {
@@ -364,17 +357,6 @@ function ascending(keys: number[]): number[] {
     keys[j] = key;
   }
   return keys;
-}
-
-/** bucket → count as [bucket, count, ...] by ascending bucket (see latency.ts). */
-function flatHistogram(m: ReadonlyMap<number, number>): number[] {
-  const keys = sortedKeys(m);
-  const out = new Array<number>(2 * keys.length);
-  for (let i = 0; i < keys.length; i++) {
-    out[2 * i] = keys[i]!;
-    out[2 * i + 1] = m.get(keys[i]!)!;
-  }
-  return out;
 }
 
 /** Values kept at most by an {@link Interner} (a hostile capture may make every one distinct). */

@@ -44,8 +44,8 @@ export class ConnState {
   /** Requests with a non-null ClientId after the first, held until the connection is known to send tag 0. */
   deferredClientIds: KafkaRequest[] = EMPTY_LIST;
   deferredOverflow = 0;
-  /** Latency histogram (bucket index → count), made on the first response; see latency.ts. */
-  latency: Map<number, number> | null = null;
+  /** Latency histogram as [bucket, count, ...] ascending by bucket (see latency.ts): a handful of buckets. */
+  latency: number[] = EMPTY_LIST;
   /**
    * One slot for a RequestObserver's own state of this connection (kcid requests keeps its rows
    * awaiting a response here): a field dies with the connection, where a Map keyed by request or
@@ -75,6 +75,27 @@ export class ConnState {
     }
     if (a.length === 0) this.apis = [apiKey, 1];
     else a.push(apiKey, 1);
+  }
+
+  /** Counts a response whose latency fell in `bucket`. */
+  countLatency(bucket: number): void {
+    const h = this.latency;
+    let i = 0;
+    for (; i < h.length && h[i]! <= bucket; i += 2) {
+      if (h[i] === bucket) {
+        h[i + 1]!++;
+        return;
+      }
+    }
+    if (h.length === 0) {
+      this.latency = [bucket, 1];
+      return;
+    }
+    // A new bucket at i: the pairs after it move up by one.
+    h.push(0, 0);
+    for (let j = h.length - 1; j > i + 1; j--) h[j] = h[j - 2]!;
+    h[i] = bucket;
+    h[i + 1] = 1;
   }
 
   /** Requests of this API so far. */
