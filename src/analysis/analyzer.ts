@@ -18,7 +18,7 @@ import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.j
 /** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
 const UNSUPPORTED_VERSION = 35;
 
-/** Connection summaries kept per input by default (about 0.42 KB each, measured with a heap snapshot). */
+/** Connection summaries kept per input by default (about 0.4 KB each: 399 B measured, the heap before and after). */
 export const DEFAULT_MAX_SUMMARIES = 250_000;
 
 /** Receives findings as they are made (follow mode prints them at once). */
