@@ -10,7 +10,10 @@
  *
  * Inputs are generated at run time into a temporary folder (removed at the end unless --dir is
  * given). Every program runs as a child of this one, one at a time, on files already in the page
- * cache; times are medians of --repeat runs, peak RSS is the child's own (GNU time's %M).
+ * cache; peak RSS is the child's own (GNU time's %M). Times are medians of --repeat rounds, and
+ * the runs a ratio compares are interleaved: each round runs `cat`, kcid on the whole input and
+ * kcid on its first quarter and half, and --jobs 1 next to --jobs 2, so a host that slows down
+ * for a while slows a round of both sides of a ratio rather than every run of one side.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -18,7 +21,7 @@ import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generate, SCENARIOS } from './lib/scenarios.mjs';
-import { hasGnuTime, measure, medianOf, which } from './lib/measure.mjs';
+import { hasGnuTime, interleaved, measure, which } from './lib/measure.mjs';
 import { writePcapPrefix } from './lib/prefix.mjs';
 import { formatBytes, parseBytes } from './lib/units.mjs';
 
@@ -109,21 +112,17 @@ function machine(tshark) {
 
 // ---- the three programs -----------------------------------------------------------------------
 
-async function runCat(file, repeat) {
-  return medianOf(repeat, () => measure('cat', [file]));
+/** `cat FILE > /dev/null`: the read limit, and what puts a file back in the page cache. */
+function catRun(file) {
+  return measure('cat', [file]);
 }
 
-async function runKcid(file, repeat, outDir) {
-  const out = join(outDir, 'kcid-out.json');
-  const r = await medianOf(repeat, async () => {
-    const m = await measure(process.execPath, [KCID, 'analyze', file, '--format', 'json', '-q'], { stdoutPath: out, nodeWrapper: KCID_RSS_WRAPPER });
-    // Exit 1 means findings at --fail-on (the telemetry mix has them on purpose).
-    if (m.code !== 0 && m.code !== 1) throw new Error(`kcid failed on ${file} (exit ${m.code}): ${m.stderr}`);
-    return m;
-  });
-  const report = JSON.parse(readFileSync(out, 'utf8'));
-  rmSync(out, { force: true });
-  return { ...r, report };
+/** `kcid analyze FILE --format json`, its report written to `out`. */
+async function kcidRun(file, out = '/dev/null') {
+  const m = await measure(process.execPath, [KCID, 'analyze', file, '--format', 'json', '-q'], { stdoutPath: out, nodeWrapper: KCID_RSS_WRAPPER });
+  // Exit 1 means findings at --fail-on (the telemetry mix has them on purpose).
+  if (m.code !== 0 && m.code !== 1) throw new Error(`kcid failed on ${file} (exit ${m.code}): ${m.stderr}`);
+  return m;
 }
 
 const TSHARK_ARGS = (file) => ['-r', file, '-d', 'tcp.port==9092,kafka', '-T', 'fields', '-e', 'kafka.api_key', '-e', 'kafka.correlation_id', '-e', 'kafka.client_id'];
@@ -172,12 +171,27 @@ async function benchInput(name, o, dir, tshark) {
   const manifest = generate(name, file, o.sizes[name], o.seed);
   const bytes = statSync(file).size;
   log(`  ${formatBytes(bytes)}, ${manifest.packets} packets, ${manifest.connections} connections, ${manifest.requests} requests (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
-  await measure('cat', [file]); // page cache warm-up
-
-  log('  cat ...');
-  const cat = await runCat(file, o.repeat);
-  log('  kcid ...');
-  const kcid = await runKcid(file, o.repeat, dir);
+  await catRun(file); // page cache warm-up
+  // The scaling run's prefixes, cut before anything is timed.
+  const parts = o.scaling
+    ? [0.25, 0.5].map((fraction) => {
+        const f = join(dir, `${name}-${fraction}.pcap`);
+        return { fraction, file: f, bytes: writePcapPrefix(file, f, Math.floor(bytes * fraction)).bytes };
+      })
+    : [];
+  const out = join(dir, 'kcid-out.json');
+  const runs = { cat: () => catRun(file), kcid: () => kcidRun(file, out) };
+  for (const p of parts) {
+    runs[`part ${p.fraction}`] = async () => {
+      await catRun(p.file);
+      return kcidRun(p.file);
+    };
+  }
+  log(`  cat, kcid${o.scaling ? ', kcid on 1/4 and 1/2 of the file' : ''}: ${o.repeat} interleaved rounds ...`);
+  const m = await interleaved(o.repeat, runs);
+  const { cat } = m;
+  const kcid = { ...m.kcid, report: JSON.parse(readFileSync(out, 'utf8')) };
+  rmSync(out, { force: true });
   const check = checkCounts(kcid.report, manifest);
   if (check.length > 0) log(`  WARNING: kcid's counts differ from what was generated: ${check.join('; ')}`);
   let ts = null;
@@ -198,20 +212,11 @@ async function benchInput(name, o, dir, tshark) {
     scaling: null,
   };
   if (o.scaling) {
-    log('  scaling (kcid on 1/4, 1/2 and the whole file) ...');
-    result.scaling = [];
-    for (const fraction of [0.25, 0.5, 1]) {
-      let f = file;
-      let b = bytes;
-      if (fraction < 1) {
-        f = join(dir, `${name}-${fraction}.pcap`);
-        b = writePcapPrefix(file, f, Math.floor(bytes * fraction)).bytes;
-        await measure('cat', [f]);
-      }
-      const r = fraction === 1 ? kcid : await runKcid(f, o.repeat, dir);
-      result.scaling.push({ fraction, bytes: b, seconds: +r.seconds.toFixed(4), rssKB: r.rssKB });
-      if (f !== file) rmSync(f, { force: true });
-    }
+    result.scaling = [
+      ...parts.map((p) => ({ fraction: p.fraction, bytes: p.bytes, seconds: +m[`part ${p.fraction}`].seconds.toFixed(4), rssKB: m[`part ${p.fraction}`].rssKB })),
+      { fraction: 1, bytes, seconds: +kcid.seconds.toFixed(4), rssKB: kcid.rssKB },
+    ];
+    for (const p of parts) rmSync(p.file, { force: true });
   }
   if (!o.keep) rmSync(file, { force: true });
   return result;
@@ -243,13 +248,13 @@ async function benchMulti(o, dir) {
     files.push(f);
     await measure('cat', [f]);
   }
-  const run = async (jobs) => {
-    const r = await medianOf(o.repeat, () => measure(process.execPath, [KCID, 'analyze', ...files, '--format', 'json', '-q', '--jobs', String(jobs)], { nodeWrapper: KCID_RSS_WRAPPER }));
-    return { seconds: +r.seconds.toFixed(4), rssKB: r.rssKB };
+  const run = (jobs) => async () => {
+    for (const f of files) await catRun(f);
+    return measure(process.execPath, [KCID, 'analyze', ...files, '--format', 'json', '-q', '--jobs', String(jobs)], { nodeWrapper: KCID_RSS_WRAPPER });
   };
-  log('  --jobs 1 / --jobs 2 ...');
-  const one = await run(1);
-  const two = await run(2);
+  log(`  --jobs 1, --jobs 2: ${o.repeat} interleaved rounds ...`);
+  const m = await interleaved(o.repeat, { one: run(1), two: run(2) });
+  const [one, two] = [m.one, m.two].map((r) => ({ seconds: +r.seconds.toFixed(4), rssKB: r.rssKB }));
   if (!o.keep) for (const f of files) rmSync(f, { force: true });
   return { files: 4, bytesEach: each, jobs1: one, jobs2: two, ratio: +(two.seconds / one.seconds).toFixed(3) };
 }
@@ -371,7 +376,7 @@ async function main() {
   const met = targets(results, multi);
   const text = [
     `kcid benchmark, ${new Date().toISOString().slice(0, 10)}: ${info.cpus} CPUs (${info.model}), ${info.memoryGiB} GiB, ${info.os}, node ${info.node}${info.tshark ? `, ${info.tshark}` : ''}`,
-    `median of ${o.repeat} runs; files in the page cache; peak RSS is the child's maximum resident set size; load average ${info.loadAverageAtStart} at start, ${info.loadAverageAtEnd} at end`,
+    `median of ${o.repeat} interleaved rounds; files in the page cache; peak RSS is the child's maximum resident set size; load average ${info.loadAverageAtStart} at start, ${info.loadAverageAtEnd} at end`,
     '',
     mainTable(results),
     '',

@@ -65,10 +65,20 @@ export async function measure(cmd, args, { stdoutPath = '/dev/null', nodeWrapper
   return { seconds, rssKB, code, stderr };
 }
 
-/** Median by seconds of `n` runs (the run itself, so its memory figure goes with its time). */
-export async function medianOf(n, run) {
-  const runs = [];
-  for (let i = 0; i < n; i++) runs.push(await run(i));
-  runs.sort((a, b) => a.seconds - b.seconds);
+/**
+ * `n` rounds of the named runs, one of each per round in the order given, then each one's median
+ * (see {@link medianRun}). Interleaved rather than one after the other, so that a host that slows
+ * down for a while (a noisy neighbour, the page cache reclaimed) slows one round of every figure
+ * a ratio is made of, not every run of one of them.
+ */
+export async function interleaved(n, runs) {
+  const all = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
+  for (let i = 0; i < n; i++) for (const [k, run] of Object.entries(runs)) all[k].push(await run(i));
+  return Object.fromEntries(Object.entries(all).map(([k, list]) => [k, medianRun(list)]));
+}
+
+/** The median run by seconds (the run itself, so its memory figure goes with its time), and every run's seconds. */
+export function medianRun(list) {
+  const runs = [...list].sort((a, b) => a.seconds - b.seconds);
   return { ...runs[Math.floor((runs.length - 1) / 2)], all: runs.map((r) => +r.seconds.toFixed(4)) };
 }
