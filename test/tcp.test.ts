@@ -141,6 +141,20 @@ const OPEN_NOSYN = `open #1 A=${CLIENT} B=${SERVER} nosyn`;
 /** Client ISN 1000 (data from 1001), server ISN 5000 (data from 5001). */
 const HANDSHAKE = [C(1000, 'S'), S(5000, 'SA', '', { ack: 1001 }), C(1001, 'A', '', { ack: 5001 })];
 
+/** The client on another port: another 4-tuple to the same server. */
+const other = (port: number): Extra => ({ client: `10.0.0.1:${port}` });
+
+/** SYN, SYN+ACK, then both FINs and the last ACK: a connection opened and closed, ISNs `isn` (client) and `peerIsn`. */
+function openedAndClosed(extra: Extra, isn = 1000, peerIsn = 5000): Seg[] {
+  return [
+    C(isn, 'S', '', extra),
+    S(peerIsn, 'SA', '', { ack: isn + 1, ...extra }),
+    C(isn + 1, 'FA', '', { ack: peerIsn + 1, ...extra }),
+    S(peerIsn + 1, 'FA', '', { ack: isn + 2, ...extra }),
+    C(isn + 2, 'A', '', { ack: peerIsn + 2, ...extra }),
+  ];
+}
+
 describe('Reassembler: ordering', () => {
   const cases: Case[] = [
     {
@@ -470,24 +484,16 @@ describe('Reassembler: port reuse and late segments', () => {
 
   it("a forgotten tombstone is reused for a later close and holds that connection's 4-tuple and ISNs", () => {
     // Room for one tombstone: #2's close forgets #1's, and #3 is buried in it.
-    const on = (port: number) => ({ client: `10.0.0.1:${port}` });
-    const closedOn = (port: number, isn: number, peerIsn: number): Seg[] => [
-      C(isn, 'S', '', on(port)),
-      S(peerIsn, 'SA', '', { ack: isn + 1, ...on(port) }),
-      C(isn + 1, 'FA', '', { ack: peerIsn + 1, ...on(port) }),
-      S(peerIsn + 1, 'FA', '', { ack: isn + 2, ...on(port) }),
-      C(isn + 2, 'A', '', { ack: peerIsn + 2, ...on(port) }),
-    ];
     check({
       opts: { maxRecentlyClosed: 1 },
       in: [
         ...closed,
-        ...closedOn(50001, 2000, 6000),
-        ...closedOn(50002, 3000, 7000),
-        C(3000, 'S', '', on(50002)), // #3's own SYN again, late: nothing new
-        S(7001, 'A', '', { ack: 3002, ...on(50002) }), // a late ACK on #3's 4-tuple: nothing new
-        C(1000, 'S', '', on(50002)), // #1's ISN is a new one on #3's 4-tuple: #3's tombstone goes, #4 starts
-        C(1001, 'P', 'y', on(50002)), // #4's data (found by #3's 4-tuple: the tombstone's key was copied)
+        ...openedAndClosed(other(50001), 2000, 6000),
+        ...openedAndClosed(other(50002), 3000, 7000),
+        C(3000, 'S', '', other(50002)), // #3's own SYN again, late: nothing new
+        S(7001, 'A', '', { ack: 3002, ...other(50002) }), // a late ACK on #3's 4-tuple: nothing new
+        C(1000, 'S', '', other(50002)), // #1's ISN is a new one on #3's 4-tuple: #3's tombstone goes, #4 starts
+        C(1001, 'P', 'y', other(50002)), // #4's data (found by #3's 4-tuple: the tombstone's key was copied)
         C(1001, 'PA', 'x', { ack: 5002 }), // #1's 4-tuple was forgotten: a connection without SYN
       ],
       want: [
@@ -512,13 +518,7 @@ describe('Reassembler: port reuse and late segments', () => {
 describe('Reassembler: port reuse and late segments over IPv6 (the tombstone in the IPv6 map)', () => {
   const v6 = { client: '[2001:db8::1]:50000', server: '[2001:db8::2]:9092' };
   const OPEN6 = 'open #1 A=[2001:db8::1]:50000 B=[2001:db8::2]:9092 syn';
-  const closed = [
-    C(1000, 'S', '', v6),
-    S(5000, 'SA', '', { ack: 1001, ...v6 }),
-    C(1001, 'FA', '', { ack: 5001, ...v6 }),
-    S(5001, 'FA', '', { ack: 1002, ...v6 }),
-    C(1002, 'A', '', { ack: 5002, ...v6 }),
-  ];
+  const closed = openedAndClosed(v6);
 
   it('late data after the close starts no ghost connection', () => {
     check({ in: [...closed, C(1001, 'PA', 'x', { ack: 5002, ...v6 })], want: [OPEN6, '#1 end closed'], stats: { connections: 1, unattachedSegments: 2 } });
@@ -534,8 +534,6 @@ describe('Reassembler: port reuse and late segments over IPv6 (the tombstone in 
 });
 
 describe('Reassembler: limits', () => {
-  const other = (port: number): Extra => ({ client: `10.0.0.1:${port}` });
-
   it('retires a connection idle for longer than idleTimeoutSec of capture time', () => {
     check({
       opts: { idleTimeoutSec: 10 },
