@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { run, type Io } from '../src/cli/main.js';
-import { sanitize } from '../src/report/sanitize.js';
+import { sanitize } from '../src/base/sanitize.js';
 import { removeTmpFiles } from './builder/capture.js';
 import { apiVersionsRequestBody, concat, consumerGroupHeartbeatRequestBody, errorCodeResponseBody, int16, int32, sizePrefixed } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';

@@ -12,7 +12,7 @@ import { isZeroUuid, parseUuid, uuidEquals, uuidToBase64, uuidToHex } from '../s
 import { ALL_APIS } from '../src/kafka/apis.js';
 import type { KafkaConnection } from '../src/kafka/conversation.js';
 import { ConnState } from '../src/analysis/connection-state.js';
-import { JsonList, safeJson, writeJson } from '../src/report/json-text.js';
+import { JsonList, safeJson, writeJson } from '../src/base/json-text.js';
 import {
   decodeApiVersionsRequest,
   decodeApiVersionsResponse,

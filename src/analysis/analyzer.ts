@@ -7,12 +7,12 @@ import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse, Strea
 import type { Endpoint } from '../tcp/types.js';
 import { API } from '../kafka/messages.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../kafka/uuid.js';
-import { toMicros } from '../report/time.js';
+import { toMicros } from '../base/time.js';
 import { ConnState, sameSoftware, withDistinct } from './connection-state.js';
 import { latencyBucket } from './latency.js';
 import { CONNECTION_RULES } from './rules/index.js';
 import type { ConnectionRule, RuleHit } from './rules/rule.js';
-import { EMPTY_LIST } from '../kafka/types.js';
+import { EMPTY_LIST } from '../base/lists.js';
 import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.js';
 
 /** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */

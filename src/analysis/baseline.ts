@@ -18,8 +18,8 @@
  */
 import { createHash } from 'node:crypto';
 import { apiName } from '../kafka/apis.js';
-import { isJsonObject } from '../report/json-text.js';
-import { sanitize } from '../report/sanitize.js';
+import { isJsonObject } from '../base/json-text.js';
+import { sanitize } from '../base/sanitize.js';
 import type { Report } from './report.js';
 import type { Finding, Severity } from './types.js';
 

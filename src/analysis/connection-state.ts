@@ -3,7 +3,7 @@
  * has seen, and a few deferred candidates; never the requests themselves.
  */
 import type { KafkaConnection, KafkaRequest } from '../kafka/conversation.js';
-import { EMPTY_LIST } from '../kafka/types.js';
+import { EMPTY_LIST } from '../base/lists.js';
 import { formatEndpoint } from '../net/address.js';
 import type { SoftwareId } from './types.js';
 

@@ -12,7 +12,7 @@ import { Reassembler } from '../tcp/reassembly.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
 import type { ConnectionSummary, Finding, InputSummary } from './types.js';
-import { toMicros } from '../report/time.js';
+import { toMicros } from '../base/time.js';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */

@@ -3,8 +3,8 @@
  * results from captures analysed anywhere (one per broker, one per batch task) combine into the
  * same report as analysing all the captures at once.
  */
-import { isJsonObject, JsonList, writeJson } from '../report/json-text.js';
-import { sanitize } from '../report/sanitize.js';
+import { isJsonObject, JsonList, writeJson } from '../base/json-text.js';
+import { sanitize } from '../base/sanitize.js';
 import type { CaptureSummary } from './types.js';
 
 export const SUMMARY_KIND = 'kcid-summary';

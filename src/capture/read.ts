@@ -7,7 +7,7 @@
 import { fstatSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Gunzip } from 'node:zlib';
-import { untilReady } from './blocking.js';
+import { untilReady } from '../base/blocking.js';
 import type { RecordParser } from './parser.js';
 import { PcapParser, pcapMagic } from './pcap.js';
 import { PcapngParser, isPcapngStart } from './pcapng.js';

@@ -22,12 +22,12 @@ import { analyzeInput, DEFAULT_KAFKA_PORT, DEFAULT_MAX_FRAME_BYTES, type Analyze
 import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
 import { findingJson, writeReportJson } from '../report/json.js';
-import { safeJson } from '../report/json-text.js';
+import { safeJson } from '../base/json-text.js';
 import { RequestRows, requestNdjson, requestTableHeader, requestTableRow, type RequestRow } from '../report/requests.js';
 import type { Style } from '../report/style.js';
 import { apiLabel } from '../kafka/messages.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
-import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './main.js';
+import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
 import { Out } from './output.js';
 import { Progress } from './progress.js';

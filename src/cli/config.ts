@@ -13,8 +13,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { SeveritySetting } from '../analysis/report.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
-import { isJsonObject } from '../report/json-text.js';
-import { sanitize } from '../report/sanitize.js';
+import { isJsonObject } from '../base/json-text.js';
+import { sanitize } from '../base/sanitize.js';
 import { UsageError, parseSize, type FailOn } from './options.js';
 
 export const CONFIG_FILE = 'kcid.config.json';

@@ -3,7 +3,6 @@
  * `run()` takes argv and an Io and returns the exit code (0 clean, 1 findings at or above
  * --fail-on, 2 usage or input error), so tests drive it without a process.
  */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { CaptureError } from '../capture/types.js';
 import { BaselineError } from '../analysis/baseline.js';
@@ -14,30 +13,10 @@ import { DEFAULT_KAFKA_PORT } from '../analysis/run.js';
 import { analyzeCommand, clientsCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions } from './commands.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
-import { OutputClosed, type TextStream } from './output.js';
+import { EXIT_CLEAN, EXIT_ERROR, packageVersion, type Io } from './io.js';
+import { OutputClosed } from './output.js';
 
-export interface Io {
-  stdout: TextStream;
-  stderr: TextStream;
-  env: NodeJS.ProcessEnv;
-  /** Current folder (where kcid.config.json is looked for). */
-  cwd?: string;
-  /** Registers a handler for Ctrl-C (follow mode); returns a function that removes it. */
-  onInterrupt?: (handler: () => void) => () => void;
-}
-
-export const EXIT_CLEAN = 0;
-export const EXIT_FINDINGS = 1;
-export const EXIT_ERROR = 2;
-
-export function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
+export type { Io } from './io.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 

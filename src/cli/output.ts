@@ -7,7 +7,7 @@
  * for 421,473 rows). A blocking write waits for the reader instead.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { untilReady } from '../capture/blocking.js';
+import { untilReady } from '../base/blocking.js';
 import { UsageError } from './options.js';
 
 export interface TextStream {

@@ -8,7 +8,8 @@ import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, SCAN_WINDOW, type FrameSink,
 import { apiInfo, isValidVersion } from './apis.js';
 import { DecodeError } from './reader.js';
 import { decodeRequestHeader, responseHeaderVersion } from './headers.js';
-import { EMPTY_LIST, type RequestHeader } from './types.js';
+import { EMPTY_LIST } from '../base/lists.js';
+import type { RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
 import {
   bodyPrefixWanted,

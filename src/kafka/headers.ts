@@ -7,7 +7,8 @@
 import { isUtf8 } from 'node:buffer';
 import { apiInfo, isFlexible, isValidVersion } from './apis.js';
 import { DecodeError, Reader } from './reader.js';
-import { EMPTY_LIST, type HeaderProblem, type RequestHeader, type ResponseHeaderInfo, type TaggedFieldRef } from './types.js';
+import { EMPTY_LIST } from '../base/lists.js';
+import { type HeaderProblem, type RequestHeader, type ResponseHeaderInfo, type TaggedFieldRef } from './types.js';
 
 export type HeaderFieldKind = 'int16' | 'int32' | 'nullableString' | 'uuid' | 'taggedFields';
 

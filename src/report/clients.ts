@@ -4,12 +4,12 @@ import type { InstanceModel } from '../analysis/instances.js';
 import { mergeHistograms, percentileMs } from '../analysis/latency.js';
 import type { Report } from '../analysis/report.js';
 import type { Finding, Severity } from '../analysis/types.js';
-import { safeJson } from './json-text.js';
+import { safeJson } from '../base/json-text.js';
 import type { RequestRow } from './requests.js';
-import { sanitize } from './sanitize.js';
+import { sanitize } from '../base/sanitize.js';
 import { fittedTable } from './table.js';
 import type { Style } from './style.js';
-import { isoMicros } from './time.js';
+import { isoMicros } from '../base/time.js';
 
 export interface ClientStats {
   instance: InstanceModel;

@@ -2,8 +2,8 @@
 import type { Report } from '../analysis/report.js';
 import type { ConnectionSummary, Finding } from '../analysis/types.js';
 import { apiName } from '../kafka/apis.js';
-import { jsonString, JsonList, writeJson } from './json-text.js';
-import { isoMicros } from './time.js';
+import { jsonString, JsonList, writeJson } from '../base/json-text.js';
+import { isoMicros } from '../base/time.js';
 
 export const JSON_FORMAT_VERSION = 1;
 

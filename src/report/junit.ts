@@ -21,7 +21,7 @@ import type { Report } from '../analysis/report.js';
 import { RULES } from '../analysis/rules/index.js';
 import type { Finding, Severity } from '../analysis/types.js';
 import { apiLabel } from '../kafka/messages.js';
-import { sanitize } from './sanitize.js';
+import { sanitize } from '../base/sanitize.js';
 import { summaryLine } from './table.js';
 
 /** Not allowed in XML 1.0, or unsafe on a terminal (C1 controls, bidi and zero-width characters). */

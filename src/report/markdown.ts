@@ -13,7 +13,7 @@
 import { reachesThreshold, type Report } from '../analysis/report.js';
 import type { Finding, Severity } from '../analysis/types.js';
 import { apiLabel } from '../kafka/messages.js';
-import { sanitize } from './sanitize.js';
+import { sanitize } from '../base/sanitize.js';
 import { summaryLine } from './table.js';
 
 /** Rows per findings table, and instances listed. */

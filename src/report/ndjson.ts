@@ -5,7 +5,7 @@
 import type { Report } from '../analysis/report.js';
 import type { Finding } from '../analysis/types.js';
 import { findingJson } from './json.js';
-import { safeJson } from './json-text.js';
+import { safeJson } from '../base/json-text.js';
 
 /** One line, newline included. safeJson writes no raw line breaks, so a line is always one finding. */
 export function findingNdjson(f: Finding): string {

@@ -10,9 +10,9 @@ import type { ConnState } from '../analysis/connection-state.js';
 import type { KafkaRequest, KafkaResponse } from '../kafka/conversation.js';
 import { apiName } from '../kafka/apis.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
-import { safeJson } from './json-text.js';
-import { sanitize } from './sanitize.js';
-import { toMicros, isoMicros } from './time.js';
+import { safeJson } from '../base/json-text.js';
+import { sanitize } from '../base/sanitize.js';
+import { toMicros, isoMicros } from '../base/time.js';
 
 export interface RequestRow {
   frame: number;

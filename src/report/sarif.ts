@@ -22,7 +22,7 @@ import type { Report } from '../analysis/report.js';
 import { RULES } from '../analysis/rules/index.js';
 import type { Finding, Severity } from '../analysis/types.js';
 import { findingJson } from './json.js';
-import { safeJson } from './json-text.js';
+import { safeJson } from '../base/json-text.js';
 
 export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
 

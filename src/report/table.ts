@@ -3,9 +3,9 @@ import Table from 'cli-table3';
 import type { Report } from '../analysis/report.js';
 import type { Finding } from '../analysis/types.js';
 import { apiLabel } from '../kafka/messages.js';
-import { sanitize } from './sanitize.js';
+import { sanitize } from '../base/sanitize.js';
 import type { Style } from './style.js';
-import { isoMicros } from './time.js';
+import { isoMicros } from '../base/time.js';
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
 

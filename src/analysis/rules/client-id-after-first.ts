@@ -1,6 +1,6 @@
 import type { KafkaRequest } from '../../kafka/conversation.js';
 import { API } from '../../kafka/messages.js';
-import { quoted } from '../../report/sanitize.js';
+import { quoted } from '../../base/sanitize.js';
 import { MAX_DEFERRED, type ConnState } from '../connection-state.js';
 import type { ConnectionRule, RuleHit } from './rule.js';
 

@@ -1,5 +1,5 @@
 import { ZERO_ID } from '../instances.js';
-import { quoted } from '../../report/sanitize.js';
+import { quoted } from '../../base/sanitize.js';
 import type { ReportRule } from './rule.js';
 
 export const instanceIdMultipleClientIds: ReportRule = {

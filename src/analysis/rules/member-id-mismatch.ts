@@ -1,6 +1,6 @@
 import { API } from '../../kafka/messages.js';
 import { uuidToBase64 } from '../../kafka/uuid.js';
-import { quoted } from '../../report/sanitize.js';
+import { quoted } from '../../base/sanitize.js';
 import type { ConnectionRule } from './rule.js';
 
 export const memberIdMismatch: ConnectionRule = {
