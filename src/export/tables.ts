@@ -27,7 +27,26 @@ export function splitEndpoint(endpoint: string): [string, number] {
   return [ip, Number(endpoint.slice(at + 1))];
 }
 
-const uuidOf = (id: string | null): Uint8Array | null => (id === null ? null : parseUuid(id));
+/**
+ * The last few thousand results of a function of a string: a connection's rows repeat its
+ * addresses and ID, and a row group then holds one ip string and one UUID array per connection
+ * rather than one per row.
+ */
+function memo<T>(f: (key: string) => T): (key: string) => T {
+  const cache = new Map<string, T>();
+  return (key) => {
+    let v = cache.get(key);
+    if (v === undefined) {
+      if (cache.size >= 4096) cache.clear();
+      cache.set(key, (v = f(key)));
+    }
+    return v;
+  };
+}
+
+const endpointParts = memo(splitEndpoint);
+const uuidParts = memo(parseUuid);
+const uuidOf = (id: string | null): Uint8Array | null => (id === null ? null : uuidParts(id));
 
 /** Columns of an origin, for the rows that carry one. */
 function originColumns<R extends { origin: Origin; input: number }>(): Column<R>[] {
@@ -42,7 +61,7 @@ function originColumns<R extends { origin: Origin; input: number }>(): Column<R>
 function addressColumns<R>(client: (r: R) => string | null, broker: (r: R) => string | null, nullable: boolean): Column<R>[] {
   const part = <T extends 0 | 1>(f: (r: R) => string | null, i: T) => (r: R) => {
     const e = f(r);
-    return e === null ? null : splitEndpoint(e)[i];
+    return e === null ? null : endpointParts(e)[i];
   };
   return [
     { name: 'client_ip', type: 'string', nullable, get: part(client, 0) },
