@@ -4,6 +4,7 @@
  * API, error counts, the cross-connection rules written in SQL over `connections`), for every
  * fixture and, when ../shared is present, every public capture.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -318,6 +319,23 @@ describe('kcid export: the layout and bad --to', () => {
     expect(r.stderr).toBe(`kcid: ${bad}: not a pcap or pcapng file (starts with 6e 6f 74 20)\n`);
     expect(readdirSync(join(dir, 'requests'))).toEqual(['capture=kip1313-mix']);
     expect(readdirSync(join(dir, 'findings'))).toEqual(['capture=kip1313-mix']);
+  });
+
+  it('reads standard input as capture=stdin, or --name', () => {
+    const dir = join(tmpDir(), 'lake');
+    const run = (args: string[]) => spawnSync(process.execPath, ['bin/kcid', 'export', '-', '--to', dir, ...args], { input: readFileSync(MIX) });
+    const r = run([]);
+    expect([r.status, r.stdout.toString(), r.stderr.toString()]).toEqual([0, '-: capture=stdin: 27 requests, 11 connections, 8 instances, 16 findings\n', '']);
+    expect(run(['--name', 'broker-1-2026-12-01']).status).toBe(0);
+    expect(readdirSync(join(dir, 'requests')).sort()).toEqual(['capture=broker-1-2026-12-01', 'capture=stdin']);
+  });
+
+  it('the same capture gives the same bytes', async () => {
+    const [a, b] = [await exportTo([MIX]), await exportTo([MIX])];
+    for (const t of ['requests', 'connections', 'instances', 'findings']) {
+      const file = (d: string) => readFileSync(join(d, t, 'capture=kip1313-mix', 'part-0.parquet'));
+      expect(file(a).equals(file(b))).toBe(true);
+    }
   });
 
   it('capture names: extensions off, stdin for -, Hive escapes in the path', () => {
