@@ -255,6 +255,8 @@ describe('--format parquet', () => {
     [['requests', MIX, '--format', 'parquet'], 'kcid: --format parquet writes a file: give it with -o FILE\n'],
     [['analyze', MIX, '--format', 'parquet'], 'kcid: --format parquet writes a file: give it with -o FILE\n'],
     [['requests', '-', '--format', 'parquet', '-o', '/tmp/x.parquet', '--follow'], 'kcid: --follow writes table or ndjson, not parquet\n'],
+    [['export', MIX, '--to', '/tmp/x', '--jobs', '2'], 'kcid: kcid export reads its captures one after another: --jobs does not apply (run several exports at once instead)\n'],
+    [['export', MIX], "kcid: required option '--to <dir>' not specified\n"],
   ])('%j is one line, exit 2', async (args, message) => {
     expect(await kcid(args)).toEqual({ code: 2, stdout: '', stderr: message });
   });

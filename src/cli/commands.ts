@@ -423,6 +423,7 @@ export interface ExportCliOptions extends CommonCliOptions {
 export async function exportCommand(captures: string[], o: ExportCliOptions, io: Io, given: GivenOnCli): Promise<number> {
   const config = applyConfig(o, given, io);
   checkInputs(captures, 'capture');
+  if (o.jobs !== undefined) throw new UsageError('kcid export reads its captures one after another: --jobs does not apply (run several exports at once instead)');
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const filters = parseFilters(o);
   const { exportCaptures } = await import('../export/export.js');

@@ -39,8 +39,12 @@ import {
 } from './tables.js';
 
 /**
- * The tables of an export, in the order they are written. `telemetry` (decoded PushTelemetry
- * metrics) joins them when kcid decodes those payloads: one more Table and one more writer below.
+ * The tables of an export, in the order they are written.
+ *
+ * Telemetry hook (issue 15): kcid does not decode PushTelemetry's metrics yet. When it does, a
+ * `telemetry` table (one row per push: the capture columns, time, addresses, client instance ID
+ * as text and UUID, subscription ID, the metrics) is one more Table in tables.ts, one more name
+ * here, and one more writer in exportOne, fed as the requests table is.
  */
 export const TABLE_NAMES = ['requests', 'connections', 'instances', 'findings'] as const;
 
