@@ -136,7 +136,7 @@ async function exportOne(file: string, input: number, origin: Origin, folders: s
   const part = (k: number) => join(folders[k]!, 'part-0.parquet');
   const writers: ParquetTableWriter<never>[] = [];
   const open = <R>(table: Table<R>, k: number): ParquetTableWriter<R> => {
-    const w = new ParquetTableWriter(table, part(k), withTable(o.file, table.name));
+    const w = new ParquetTableWriter(partitioned(table), part(k), withTable(o.file, table.name));
     writers.push(w as ParquetTableWriter<never>);
     return w;
   };
@@ -194,6 +194,15 @@ async function exportOne(file: string, input: number, origin: Origin, folders: s
     for (const f of folders) rmEmpty(f);
     throw e;
   }
+}
+
+/**
+ * A table as its files in the layout hold it: without `capture`, which the path carries (Spark
+ * refuses a column that is in both the file and the partition path; DuckDB, Trino and the others
+ * take it from the path).
+ */
+function partitioned<R>(table: Table<R>): Table<R> {
+  return { ...table, columns: table.columns.filter((c) => c.name !== 'capture') };
 }
 
 function rmEmpty(dir: string): void {
