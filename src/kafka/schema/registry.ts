@@ -100,8 +100,10 @@ class Resolver {
     const taggedVersions = optVersions(f.taggedVersions, `${where}.taggedVersions`);
     let tag: number | null = null;
     if (f.tag !== undefined) {
-      if (!Number.isInteger(f.tag) || f.tag < 0 || f.tag > 0x7fffffff) throw new SchemaError(`${where}: bad tag`);
-      tag = f.tag;
+      // Kafka's reader (Jackson) also takes a number written as a string: the 2024 BrokerHeartbeat has "tag": "0".
+      const t: unknown = typeof f.tag === 'string' && /^\d{1,10}$/.test(f.tag) ? Number(f.tag) : f.tag;
+      if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t > 0x7fffffff) throw new SchemaError(`${where}: bad tag ${JSON.stringify(f.tag)}`);
+      tag = t;
     }
     if ((tag === null) !== (taggedVersions === null)) throw new SchemaError(`${where}: a tag needs taggedVersions and taggedVersions a tag`);
     return {
