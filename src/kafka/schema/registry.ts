@@ -207,18 +207,19 @@ function applyOverlay(messages: RawMessage[], overlay: readonly RawMessage[]): R
   const out = messages.slice();
   for (const o of overlay) {
     const i = byName.get(o.name);
-    const base = i === undefined ? undefined : out[i]!;
+    // Only where the loaded schemas have the message: a Kafka without telemetry does not gain it.
+    if (i === undefined) continue;
+    const base = out[i]!;
     const want = parseVersions(o.validVersions, o.name)!.hi;
-    const has = base ? parseVersions(base.validVersions, base.name) : null;
+    const has = parseVersions(base.validVersions, base.name);
     if (has && has.hi >= want) continue;
     const merged: RawMessage = { ...o };
-    if (base?.removed && base.legacy) {
+    if (base.removed && base.legacy) {
       merged.removed = base.removed;
       merged.legacy = base.legacy;
     }
-    if (base?.headerVersions) merged.headerVersions = base.headerVersions;
-    if (i === undefined) out.push(merged);
-    else out[i] = merged;
+    if (base.headerVersions) merged.headerVersions = base.headerVersions;
+    out[i] = merged;
   }
   return out;
 }
@@ -244,12 +245,12 @@ export function resolveSchemas(messages: RawMessage[], errorRows: readonly (read
     if (into.has(m.apiKey!)) throw new SchemaError(`two ${m.type} schemas for API key ${m.apiKey}: ${into.get(m.apiKey!)!.name} and ${m.name}`);
     into.set(m.apiKey!, m);
   }
-  if (!requestHeader || !responseHeader) throw new SchemaError(`${source}: no RequestHeader or ResponseHeader schema`);
+  if (!requestHeader || !responseHeader) throw new SchemaError('no RequestHeader or ResponseHeader schema');
   const apis = new Map<number, ApiSchema>();
   for (const key of [...requests.keys()].sort((a, b) => a - b)) {
     const request = requests.get(key)!;
     const response = responses.get(key);
-    if (!response) throw new SchemaError(`${source}: ${request.name} has no response schema`);
+    if (!response) throw new SchemaError(`${request.name} has no response schema`);
     const legacy = request.layouts.find((l) => l.versions !== request.validVersions) ?? null;
     const removedRow = all.find((r) => r.name === request.name)?.removed;
     apis.set(key, {
@@ -263,7 +264,7 @@ export function resolveSchemas(messages: RawMessage[], errorRows: readonly (read
       flexibleVersions: request.flexibleVersions,
     });
   }
-  for (const key of responses.keys()) if (!requests.has(key)) throw new SchemaError(`${source}: ${responses.get(key)!.name} has no request schema`);
+  for (const key of responses.keys()) if (!requests.has(key)) throw new SchemaError(`${responses.get(key)!.name} has no request schema`);
   const errors = new Map<number, ErrorInfo>();
   for (const [code, name, message] of errorRows) errors.set(code, { code, name, message });
   return { source, apis, requestHeader, responseHeader, errors };
@@ -313,13 +314,13 @@ export function loadSchemas(path: string): ProtocolSchemas {
       const s = statSync(p);
       if (!s.isFile()) continue;
       if (s.size > MAX_SCHEMA_BYTES) throw new SchemaError(`--kafka-specs ${p}: larger than ${MAX_SCHEMA_BYTES} bytes`);
-      files.push([n, readFileSync(p, 'utf8')]);
+      files.push([p, readFileSync(p, 'utf8')]);
     }
   } else if (st.isFile()) {
     if (st.size > MAX_JAR_BYTES) throw new SchemaError(`--kafka-specs ${path}: larger than ${MAX_JAR_BYTES >> 20} MiB`);
-    const entries = readZipEntries(readFileSync(path), path, (name) => /^common\/message\/[^/]+\.json$/.test(name), MAX_SCHEMA_BYTES, MAX_SCHEMA_FILES);
+    const entries = readZipEntries(readFileSync(path), `--kafka-specs ${path}`, (name) => /^common\/message\/[^/]+\.json$/.test(name), MAX_SCHEMA_BYTES, MAX_SCHEMA_FILES);
     if (entries.length === 0) throw new SchemaError(`--kafka-specs ${path}: no common/message/*.json in this jar`);
-    for (const e of entries) files.push([e.name, e.data.toString('utf8')]);
+    for (const e of entries) files.push([`${path}!${e.name}`, e.data.toString('utf8')]);
   } else {
     throw new SchemaError(`--kafka-specs ${path}: not a file or folder`);
   }
@@ -333,7 +334,7 @@ export function loadSchemas(path: string): ProtocolSchemas {
   try {
     return resolveSchemas(messages, [...builtinSchemas().errors.values()].map((e) => [e.code, e.name, e.message] as const), source);
   } catch (e) {
-    if (e instanceof SchemaError && !e.message.startsWith('--kafka-specs')) throw new SchemaError(`--kafka-specs ${path}: ${e.message}`);
+    if (e instanceof SchemaError) throw new SchemaError(`--kafka-specs ${path}: ${e.message}`);
     throw e;
   }
 }
