@@ -4,7 +4,7 @@
  * summaries, and the JSON converter form.
  */
 import { describe, expect, it } from 'vitest';
-import { BodyError, compileDecoder, decodeBody, decodeRequestHeader, runDecoder } from '../../src/kafka/schema/interpreter.js';
+import { BodyError, compileDecoder, decodeBody, decodeRequest, decodeRequestHeader, runDecoder } from '../../src/kafka/schema/interpreter.js';
 import { OMIT, toKafkaJson, visitFields } from '../../src/kafka/schema/json.js';
 import { API_KEY, builtinSchemas } from '../../src/kafka/schema/registry.js';
 import { batchHeader, Out } from './encoder.js';
@@ -306,4 +306,26 @@ describe('Kafka\'s JSON converter form', () => {
 it('runDecoder refuses a bad range', () => {
   const d = compileDecoder(s.apis.get(0)!.request, 3)!;
   expect(() => runDecoder(d, new Uint8Array(4), 3, 2)).toThrow(RangeError);
+});
+
+describe('decodeRequest: header by the registry\'s version, then the body', () => {
+  const HEARTBEAT = { select: ['GroupId', 'MemberId'] };
+  // ConsumerGroupHeartbeat v0 (flexible: header v2), correlation 9, ClientId "c", no tags; body GroupId "g", MemberId "m", MemberEpoch 5, ...
+  const frame = Uint8Array.from([0, 68, 0, 0, 0, 0, 0, 9, 0, 1, 0x63, 0, 2, 0x67, 2, 0x6d, 0, 0, 0, 5]);
+
+  it('decodes what the caller selected', () => {
+    const d = decodeRequest(s, frame, 0, frame.length, HEARTBEAT, frame.length + 40);
+    expect([d.apiKey, d.apiVersion, d.headerVersion, d.header!.end, d.body!.complete]).toEqual([68, 0, 2, 12, true]);
+    expect(plain(d.header!.value)).toEqual({ RequestApiKey: 68, RequestApiVersion: 0, CorrelationId: 9, ClientId: 'c' });
+    expect(plain(d.body!.value)).toEqual({ GroupId: 'g', MemberId: 'm' });
+    expect(compileDecoder(s.apis.get(68)!.request, 0, HEARTBEAT)).toBe(compileDecoder(s.apis.get(68)!.request, 0, { select: ['GroupId', 'MemberId'] }));
+  });
+
+  it('an undefined version decodes nothing; a header cut short says where', () => {
+    const unknown = Uint8Array.from([0, 68, 0, 99, 0, 0, 0, 9]);
+    expect(decodeRequest(s, unknown, 0, unknown.length)).toEqual({ apiKey: 68, apiVersion: 99, headerVersion: null, header: null, body: null });
+    const cut = decodeRequest(s, frame, 0, 9, undefined, frame.length);
+    expect([cut.header!.complete, cut.header!.stoppedAt, cut.body]).toEqual([false, 'ClientId', null]);
+    expect(bodyError(() => decodeRequest(s, frame, 0, 3))).toBe('request header: needs 4 bytes, the frame has 3');
+  });
 });

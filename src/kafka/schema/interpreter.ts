@@ -32,6 +32,7 @@
  */
 import { inRange, layoutFor, type FieldSchema, type MessageSchema, type ProtocolSchemas } from './model.js';
 import { summariseRecords, type RecordsSummary } from './records.js';
+import { requestHeaderVersion } from './registry.js';
 
 export type Value = number | bigint | boolean | string | null | Uint8Array | SizeOnly | RecordsSummary | Struct | Value[];
 export interface SizeOnly {
@@ -481,30 +482,47 @@ export interface Decoder {
   readonly records: 'size' | 'summary';
 }
 
-const cache = new WeakMap<MessageSchema, Map<string, Decoder | null>>();
+interface VersionCache {
+  /** By the options object itself: a caller that keeps its options constant pays one lookup. */
+  readonly byOptions: WeakMap<DecodeOptions, Decoder | null>;
+  /** By what the options say, for callers that make new option objects. */
+  readonly byKey: Map<string, Decoder | null>;
+}
 
-/** Compiles (once: cached per message, version and options) the decoder of one message version; null when undefined. */
-export function compileDecoder(message: MessageSchema, version: number, options: DecodeOptions = {}, context?: string): Decoder | null {
-  const key = `${version}|${options.records ?? 'size'}|${options.select ? options.select.join(',') : '*'}`;
-  let byKey = cache.get(message);
-  if (!byKey) cache.set(message, (byKey = new Map()));
-  const hit = byKey.get(key);
-  if (hit !== undefined) return hit;
-  const layout = layoutFor(message, version);
-  let d: Decoder | null = null;
-  if (layout) {
-    const ctx: Ctx = { version, flexible: inRange(layout.flexibleVersions, version) };
-    const sel = selectionOf(options.select);
-    d = {
-      context: context ?? `${message.name.replace(/(Request|Response)$/, '')} v${version} ${message.type}`,
-      message,
-      version,
-      selective: options.select !== undefined,
-      read: compileStruct(layout.fields, ctx, sel, 0, true).read,
-      records: options.records ?? 'size',
-    };
+const cache = new WeakMap<MessageSchema, Map<number, VersionCache>>();
+const NO_OPTIONS: DecodeOptions = Object.freeze({});
+
+/**
+ * Compiles (once: cached per message, version and options) the decoder of one message version; null when
+ * the message does not define the version. Keep `options` in a constant: the cache is keyed by the object
+ * first.
+ */
+export function compileDecoder(message: MessageSchema, version: number, options: DecodeOptions = NO_OPTIONS, context?: string): Decoder | null {
+  let versions = cache.get(message);
+  if (!versions) cache.set(message, (versions = new Map()));
+  let vc = versions.get(version);
+  if (!vc) versions.set(version, (vc = { byOptions: new WeakMap(), byKey: new Map() }));
+  const fast = vc.byOptions.get(options);
+  if (fast !== undefined) return fast;
+  const key = `${options.records ?? 'size'}|${options.select ? JSON.stringify(options.select) : '*'}`;
+  let d = vc.byKey.get(key);
+  if (d === undefined) {
+    d = null;
+    const layout = layoutFor(message, version);
+    if (layout) {
+      const ctx: Ctx = { version, flexible: inRange(layout.flexibleVersions, version) };
+      d = {
+        context: context ?? `${message.name.replace(/(Request|Response)$/, '')} v${version} ${message.type}`,
+        message,
+        version,
+        selective: options.select !== undefined,
+        read: compileStruct(layout.fields, ctx, selectionOf(options.select), 0, true).read,
+        records: options.records ?? 'size',
+      };
+    }
+    vc.byKey.set(key, d);
   }
-  byKey.set(key, d);
+  vc.byOptions.set(options, d);
   return d;
 }
 
@@ -553,6 +571,43 @@ export function decodeBody(
   if (!api) return null;
   const d = compileDecoder(kind === 'request' ? api.request : api.response, version, options, `${api.name} v${version} ${kind}`);
   return d === null ? null : runDecoder(d, bytes, start, end, frameEnd);
+}
+
+export interface DecodedRequest {
+  readonly apiKey: number;
+  readonly apiVersion: number;
+  /** Null when the schemas do not define this API or version: then neither header nor body is decoded. */
+  readonly headerVersion: number | null;
+  readonly header: Decoded | null;
+  /** Null without a header version, or when the header did not end within the bytes given. */
+  readonly body: Decoded | null;
+}
+
+/**
+ * Decodes a whole request frame (`bytes[start, end)` after the size prefix; `frameEnd` its end when only a
+ * prefix is held): the header by the version registry.ts's requestHeaderVersion gives for its API key and
+ * version, then the body with `options`. Throws BodyError for a malformed header or body.
+ */
+export function decodeRequest(
+  schemas: ProtocolSchemas,
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  options?: DecodeOptions,
+  frameEnd = end,
+): DecodedRequest {
+  if (end - start < 4) {
+    if (frameEnd - start < 4) throw new BodyError('request header', '', `needs 4 bytes, the frame has ${frameEnd - start}`, start);
+    return { apiKey: -1, apiVersion: -1, headerVersion: null, header: null, body: null };
+  }
+  const apiKey = ((bytes[start]! << 24) | (bytes[start + 1]! << 16)) >> 16;
+  const apiVersion = ((bytes[start + 2]! << 24) | (bytes[start + 3]! << 16)) >> 16;
+  const hv = requestHeaderVersion(schemas, apiKey, apiVersion);
+  if (hv === null) return { apiKey, apiVersion, headerVersion: null, header: null, body: null };
+  const header = decodeRequestHeader(schemas, hv, bytes, start, end, frameEnd);
+  if (header === null || !header.complete) return { apiKey, apiVersion, headerVersion: hv, header, body: null };
+  const body = decodeBody(schemas, 'request', apiKey, apiVersion, bytes, header.end, end, options, frameEnd);
+  return { apiKey, apiVersion, headerVersion: hv, header, body };
 }
 
 /** Decodes a request header (of the version registry.requestHeaderVersion gives); null for an undefined header version. */
