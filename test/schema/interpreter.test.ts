@@ -75,6 +75,12 @@ describe('malformed bodies', () => {
     expect([acks.complete, acks.end, plain(acks.value)]).toEqual([true, 3, { Acks: -1 }]);
     const idx = decodeBody(s, 'request', API_KEY.Produce, 11, b, 0, b.length, { select: ['TopicData.PartitionData.Index', 'TopicData.Name'] })!;
     expect(plain(idx.value)).toEqual({ TopicData: [{ Name: 't', PartitionData: [{ Index: 0 }, { Index: 1 }] }] });
+    // A path that names no field in any version is a caller's bug.
+    expect(() => compileDecoder(s.apis.get(0)!.request, 11, { select: ['TopicData.Partitions.Index'] })).toThrow(
+      new RangeError('ProduceRequest has no field "TopicData.Partitions.Index" in any version'),
+    );
+    // One that exists in other versions only selects nothing here.
+    expect(plain(decodeBody(s, 'request', API_KEY.Produce, 11, b, 0, b.length, { select: ['TopicData.TopicId'] })!.value)).toEqual({ TopicData: [{}] });
     // The compiled decoder is cached per message, version and selection.
     expect(compileDecoder(s.apis.get(0)!.request, 11, { select: ['Acks'] })).toBe(compileDecoder(s.apis.get(0)!.request, 11, { select: ['Acks'] }));
   });

@@ -511,6 +511,26 @@ export interface Decoder {
   readonly records: 'size' | 'summary';
 }
 
+/** A selected path must name a field of the message in some version: a typo is a bug, not an empty result. */
+function checkSelection(message: MessageSchema, paths: readonly string[]): void {
+  for (const path of paths) {
+    let levels: (readonly FieldSchema[])[] = message.layouts.map((l) => l.fields);
+    for (const part of path.split('.')) {
+      const next: (readonly FieldSchema[])[] = [];
+      let found = false;
+      for (const fields of levels) {
+        for (const f of fields) {
+          if (f.name !== part) continue;
+          found = true;
+          if (f.struct) next.push(f.struct.fields);
+        }
+      }
+      if (!found) throw new RangeError(`${message.name} has no field ${JSON.stringify(path)} in any version`);
+      levels = next;
+    }
+  }
+}
+
 interface VersionCache {
   /** By the options object itself: a caller that keeps its options constant pays one lookup. */
   readonly byOptions: WeakMap<DecodeOptions, Decoder | null>;
@@ -536,6 +556,7 @@ export function compileDecoder(message: MessageSchema, version: number, options:
   const key = `${options.records ?? 'size'}|${options.select ? JSON.stringify(options.select) : '*'}`;
   let d = vc.byKey.get(key);
   if (d === undefined) {
+    if (options.select) checkSelection(message, options.select);
     d = null;
     const layout = layoutFor(message, version);
     if (layout) {
