@@ -1,0 +1,216 @@
+/**
+ * Traffic over time, for the formats that draw it (`--format html`, and `summary-json` so that
+ * `kcid merge --format html` can): requests and error responses per broker in time buckets,
+ * latency per API, and the first requests of each connection as individual ticks. Bounded
+ * whatever the capture's size: at most MAX_BUCKETS buckets per broker (the bucket widens as the
+ * capture grows longer), one histogram per API, MAX_TICKS ticks per input (MAX_TICKS_PER_CONNECTION
+ * per connection); what is not kept as a tick is still counted in the buckets.
+ *
+ * Kept per input and plain data, so summaries merge by concatenation and the page of merged
+ * summaries is the page of the captures analysed at once.
+ */
+import type { KafkaRequest, KafkaResponse } from '../kafka/conversation.js';
+import { toMicros } from '../base/time.js';
+import type { RequestObserver } from './analyzer.js';
+import type { ConnState } from './connection-state.js';
+import { latencyBucket } from './latency.js';
+
+/** Buckets per broker at most: the bucket doubles in width when the capture outgrows them. */
+export const MAX_BUCKETS = 1024;
+/** The narrowest bucket: 1 ms. Widths are this times a power of two, so buckets of any two inputs line up. */
+export const MIN_BUCKET_US = 1000;
+/** Requests kept as ticks per input, and per connection. */
+export const MAX_TICKS = 20_000;
+export const MAX_TICKS_PER_CONNECTION = 200;
+
+/**
+ * One request drawn as a tick: [connection id, frame, time µs, apiKey, apiVersion, correlationId,
+ * errorCode (null when unanswered or not decoded), latency µs (null when unanswered)].
+ */
+export type Tick = [number, number, number, number, number, number, number | null, number | null];
+
+export interface InputActivity {
+  /** Bucket b of width bucketUs covers [b * bucketUs, (b + 1) * bucketUs) µs since the epoch. */
+  bucketUs: number;
+  /** [broker, [bucket, requests, errors, bucket, requests, errors, ...] ascending by bucket], ascending by broker. */
+  brokers: [string, number[]][];
+  /** [apiKey, flattened latency histogram (latency.ts)], ascending by key. */
+  latency: [number, number[]][];
+  /** In request order. */
+  ticks: Tick[];
+  /** Requests counted in the buckets but not kept as ticks. */
+  ticksNotKept: number;
+}
+
+interface Counts {
+  requests: number;
+  errors: number;
+}
+
+/** Collects one input's activity as a RequestObserver. */
+export class ActivityCollector implements RequestObserver {
+  private bucketUs = MIN_BUCKET_US;
+  private readonly brokers = new Map<string, Map<number, Counts>>();
+  private minBucket = Infinity;
+  private maxBucket = -Infinity;
+  private readonly latency = new Map<number, Map<number, number>>();
+  private readonly ticks: Tick[] = [];
+  private ticksNotKept = 0;
+  /** The tick of a request awaiting its response (a request dies with its connection: no leak). */
+  private readonly pending = new WeakMap<KafkaRequest, Tick>();
+  private readonly perConnection = new WeakMap<ConnState, number>();
+
+  request(s: ConnState, r: KafkaRequest): void {
+    const us = toMicros(r.tsSec, r.tsNsec);
+    this.counts(s.broker, us).requests++;
+    const n = this.perConnection.get(s) ?? 0;
+    if (n >= MAX_TICKS_PER_CONNECTION || this.ticks.length >= MAX_TICKS) {
+      this.ticksNotKept++;
+      return;
+    }
+    this.perConnection.set(s, n + 1);
+    const h = r.header;
+    const tick: Tick = [s.conn.tcp.id, r.frame, us, h.apiKey, h.apiVersion, h.correlationId, null, null];
+    this.ticks.push(tick);
+    if (r.expectsResponse) this.pending.set(r, tick);
+  }
+
+  response(s: ConnState, r: KafkaResponse): void {
+    const q = r.request;
+    if (q === null) return;
+    const requestUs = toMicros(q.tsSec, q.tsNsec);
+    const latencyUs = toMicros(r.tsSec, r.tsNsec) - requestUs;
+    if (r.errorCode !== null && r.errorCode !== 0) this.counts(s.broker, requestUs).errors++;
+    let histogram = this.latency.get(q.header.apiKey);
+    if (histogram === undefined) this.latency.set(q.header.apiKey, (histogram = new Map()));
+    const b = latencyBucket(latencyUs);
+    histogram.set(b, (histogram.get(b) ?? 0) + 1);
+    const tick = this.pending.get(q);
+    if (tick !== undefined) {
+      tick[6] = r.errorCode;
+      tick[7] = latencyUs;
+      this.pending.delete(q);
+    }
+  }
+
+  /** The counts of the bucket holding `us` at `broker`, widening the buckets if it falls outside MAX_BUCKETS. */
+  private counts(broker: string, us: number): Counts {
+    let b = Math.floor(us / this.bucketUs);
+    if (b < this.minBucket || b > this.maxBucket) {
+      const lo = Math.min(b, this.minBucket);
+      const hi = Math.max(b, this.maxBucket);
+      let width = this.bucketUs;
+      while (Math.floor(hi * (this.bucketUs / width)) - Math.floor(lo * (this.bucketUs / width)) + 1 > MAX_BUCKETS) width *= 2;
+      if (width !== this.bucketUs) {
+        this.widen(width);
+        b = Math.floor(us / width);
+      }
+      this.minBucket = Math.min(this.minBucket, b);
+      this.maxBucket = Math.max(this.maxBucket, b);
+    }
+    let buckets = this.brokers.get(broker);
+    if (buckets === undefined) this.brokers.set(broker, (buckets = new Map()));
+    let c = buckets.get(b);
+    if (c === undefined) buckets.set(b, (c = { requests: 0, errors: 0 }));
+    return c;
+  }
+
+  /** Merges buckets into ones `width` wide (a power-of-two multiple: floor(floor(t/w)/k) = floor(t/(w*k))). */
+  private widen(width: number): void {
+    const k = width / this.bucketUs;
+    for (const [broker, buckets] of this.brokers) {
+      const wider = new Map<number, Counts>();
+      for (const [b, c] of buckets) {
+        const nb = Math.floor(b / k);
+        const w = wider.get(nb);
+        if (w === undefined) wider.set(nb, { requests: c.requests, errors: c.errors });
+        else {
+          w.requests += c.requests;
+          w.errors += c.errors;
+        }
+      }
+      this.brokers.set(broker, wider);
+    }
+    if (this.minBucket !== Infinity) {
+      this.minBucket = Math.floor(this.minBucket / k);
+      this.maxBucket = Math.floor(this.maxBucket / k);
+    }
+    this.bucketUs = width;
+  }
+
+  result(): InputActivity {
+    const byString = <T>(a: [string, T], b: [string, T]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+    return {
+      bucketUs: this.bucketUs,
+      brokers: [...this.brokers]
+        .map(([broker, buckets]): [string, number[]] => [
+          broker,
+          [...buckets].sort((a, b) => a[0] - b[0]).flatMap(([bucket, c]) => [bucket, c.requests, c.errors]),
+        ])
+        .sort(byString),
+      latency: [...this.latency]
+        .sort((a, b) => a[0] - b[0])
+        .map(([key, h]): [number, number[]] => [key, [...h].sort((a, b) => a[0] - b[0]).flat()]),
+      ticks: this.ticks,
+      ticksNotKept: this.ticksNotKept,
+    };
+  }
+}
+
+/** Two observers as one (the activity collector beside a command's own observer). */
+export function bothObservers(a: RequestObserver, b: RequestObserver | undefined): RequestObserver {
+  if (b === undefined) return a;
+  return {
+    captureStart: (us) => {
+      a.captureStart?.(us);
+      b.captureStart?.(us);
+    },
+    request: (s, r) => {
+      a.request?.(s, r);
+      b.request?.(s, r);
+    },
+    response: (s, r) => {
+      a.response?.(s, r);
+      b.response?.(s, r);
+    },
+    unanswered: (s, r) => {
+      a.unanswered?.(s, r);
+      b.unanswered?.(s, r);
+    },
+    connectionEnd: (s) => {
+      a.connectionEnd?.(s);
+      b.connectionEnd?.(s);
+    },
+  };
+}
+
+const isCount = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+const isInt = (v: unknown): boolean => Number.isSafeInteger(v);
+const isIntOrNull = (v: unknown): boolean => v === null || Number.isSafeInteger(v);
+
+/** Checks an input's activity read from a summary file (hostile or damaged files too); a description of what is wrong, or null. */
+export function activityProblem(a: unknown): string | null {
+  if (typeof a !== 'object' || a === null || Array.isArray(a)) return 'is not an object';
+  const o = a as Record<string, unknown>;
+  const w = o.bucketUs;
+  if (!isCount(w) || (w as number) < MIN_BUCKET_US || !Number.isInteger(Math.log2((w as number) / MIN_BUCKET_US))) {
+    return "'bucketUs' is not 1000 µs times a power of two";
+  }
+  if (!Array.isArray(o.brokers) || !o.brokers.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && flatOf(p[1], 3, [isInt, isCount, isCount]))) {
+    return "'brokers' is not [[broker, [bucket, requests, errors, ...]]]";
+  }
+  if (!Array.isArray(o.latency) || !o.latency.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && flatOf(p[1], 2, [isCount, isCount]))) {
+    return "'latency' is not [[apiKey, [bucket, count, ...]]]";
+  }
+  const tickOk = (t: unknown) =>
+    Array.isArray(t) && t.length === 8 && isCount(t[0]) && isCount(t[1]) && isInt(t[2]) && isCount(t[3]) && isCount(t[4]) && isInt(t[5]) && isIntOrNull(t[6]) && isIntOrNull(t[7]);
+  if (!Array.isArray(o.ticks) || !o.ticks.every(tickOk)) return "'ticks' is not a list of [connection, frame, time, apiKey, apiVersion, correlationId, errorCode, latency]";
+  if (!isCount(o.ticksNotKept)) return "'ticksNotKept' is not a count";
+  return null;
+}
+
+function flatOf(v: unknown, stride: number, checks: ((x: unknown) => boolean)[]): boolean {
+  if (!Array.isArray(v) || v.length % stride !== 0) return false;
+  for (let i = 0; i < v.length; i++) if (!checks[i % stride]!(v[i])) return false;
+  return true;
+}
