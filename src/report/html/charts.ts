@@ -9,7 +9,7 @@ import type { Report } from '../../analysis/report.js';
 import { apiName } from '../../kafka/apis.js';
 import { isoMicros } from '../../base/time.js';
 import { axis, scale, type TimeRange } from './timeline.js';
-import { count, duration, esc, n2, plural } from './text.js';
+import { count, duration, esc, escLines, n2, plural } from './text.js';
 
 /** Time columns per rate chart at most. */
 export const MAX_COLUMNS = 150;
@@ -139,7 +139,7 @@ export function renderRates(r: Rates, range: TimeRange): string {
         const t0 = r.firstUs + i * r.columnUs;
         const x1 = x(t0);
         const w = Math.max(1, x(t0 + r.columnUs) - x1 - 0.5);
-        const tip = esc(
+        const tip = escLines(
           `${s.broker}\n${isoMicros(t0)} + ${duration(r.columnUs)}\n${plural(n, 'request')} (${rate(n, r.columnUs)}/s), ${plural(e, 'error response')} (${rate(e, r.columnUs)}/s)`,
         );
         parts.push(`<g tabindex="0" data-tip="${tip}"><title>${tip}</title><rect class="req" x="${n2(x1)}" y="${n2(y(n))}" width="${n2(w)}" height="${n2(bottom - y(n))}"/>`);

@@ -12,6 +12,11 @@ export function esc(s: string): string {
   return sanitize(s).replace(/[&<>"']/g, (ch) => ENTITIES[ch]!);
 }
 
+/** A tooltip of several lines (our own line breaks; each line escaped as {@link esc} does). */
+export function escLines(s: string): string {
+  return s.split('\n').map(esc).join('&#10;');
+}
+
 /** At most `n` characters (by code point), with an ellipsis when cut; for labels in the SVG. */
 export function clip(s: string, n: number): string {
   const chars = [...s];

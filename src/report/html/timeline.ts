@@ -12,7 +12,7 @@ import type { ConnectionSummary, Finding } from '../../analysis/types.js';
 import { apiLabel } from '../../kafka/messages.js';
 import { errorName } from '../../kafka/errors.js';
 import { isoMicros } from '../../base/time.js';
-import { clip, count, duration, esc, n2, plural } from './text.js';
+import { clip, count, duration, esc, escLines, n2, plural } from './text.js';
 
 /** Instances drawn in lanes of their own; the rest share one. */
 export const MAX_LANES = 40;
@@ -156,7 +156,7 @@ function findingTip(f: Finding, multipleInputs: boolean): string {
 
 /** A mark with its tooltip: <title> for the browser, data-tip for the page's script. */
 function tipped(tag: string, attrs: string, tip: string): string {
-  const t = esc(tip);
+  const t = escLines(tip);
   return `<${tag} ${attrs} tabindex="0" data-tip="${t}"><title>${t}</title></${tag}>`;
 }
 
