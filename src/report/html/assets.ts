@@ -58,7 +58,15 @@ svg [tabindex]:focus{outline:none;stroke:#000;stroke-width:1.5}
 .legend .l-error{background:var(--error);transform:rotate(45deg)}.legend .l-warning{background:var(--warning);transform:rotate(45deg)}.legend .l-info{background:var(--info);transform:rotate(45deg)}
 .legend .l-req{background:#7d9cc9}
 #tip{position:absolute;display:none;pointer-events:none;background:#1d2330;color:#fff;padding:4px 7px;border-radius:4px;font-size:12px;max-width:min(420px,90vw);white-space:pre-wrap;overflow-wrap:anywhere;z-index:10}
-@media (max-width:600px){body{padding:10px;font-size:13px}td.msg{min-width:12em}}
+svg.wide{min-width:760px}
+@media (max-width:600px){body{padding:10px;font-size:13px}
+#findings-table thead{display:none}
+#findings-table,#findings-table tbody,#findings-table tr,#findings-table td{display:block;min-width:0}
+#findings-table tr{border-bottom:1px solid var(--line);padding:4px 0}
+#findings-table tr[hidden]{display:none}
+#findings-table td{border:0;padding:1px 4px;text-align:left}
+#findings-table td::before{content:attr(data-label) " ";color:var(--muted);font-family:"DejaVu Sans",sans-serif;font-size:12px}
+#findings-table td.sev::before,#findings-table td.msg::before{content:none}}
 @media print{.controls,#tip{display:none!important}.scroll{overflow:visible}body{max-width:none;padding:0}section{break-inside:auto}svg{break-inside:avoid}}
 `;
 

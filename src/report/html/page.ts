@@ -72,14 +72,16 @@ function findingsSection(report: Report): string {
   const severities = (['error', 'warning', 'info'] as const).filter((s) => report.findings.some((f) => f.severity === s));
   const rows = shown.map((f: Finding) => {
     const frame = f.frame === null ? '-' : multiple ? `${f.input}:${f.frame}` : String(f.frame);
+    // data-label: the column's name, shown before the value where a phone lays each finding out as a card.
+    const cell = (label: string, text: string, cls: string, sort?: string | number) => td(text, cls, sort).replace('<td', `<td data-label="${label}"`);
     return [
       `<tr data-rule="${esc(f.rule)}" data-severity="${f.severity}">`,
       `<td class="sev sev-${f.severity}" data-sort="${2 - SEVERITY_RANK[f.severity]}">${esc(f.severity)}</td>`,
-      td(f.rule, 'mono'),
-      td(frame, 'num', f.input * 1e10 + (f.frame ?? 0)),
-      td(f.client === null ? '-' : `${f.client} -> ${f.broker}`, 'mono'),
-      td(f.apiKey === null ? '-' : apiLabel(f.apiKey, f.apiVersion ?? 0)),
-      td(f.correlationId === null ? '-' : String(f.correlationId), 'num', f.correlationId ?? -1),
+      cell('Rule', f.rule, 'mono'),
+      cell('Frame', frame, 'num', f.input * 1e10 + (f.frame ?? 0)),
+      cell('Client -> Broker', f.client === null ? '-' : `${f.client} -> ${f.broker}`, 'mono'),
+      cell('API', f.apiKey === null ? '-' : apiLabel(f.apiKey, f.apiVersion ?? 0), ''),
+      cell('Corr', f.correlationId === null ? '-' : String(f.correlationId), 'num', f.correlationId ?? -1),
       td(f.message, 'msg'),
       '</tr>',
     ].join('');
