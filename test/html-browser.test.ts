@@ -202,7 +202,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the html report in Chromium', () => {
       handlers: [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => a.name.startsWith('on'))).length,
     }));
     // Hover over every lane label and mark, where an onmouseover would fire.
-    for (const el of await o.page.$$('#timeline [data-tip]')) await el.hover();
+    for (const el of await o.page.$$('#timeline [tabindex]')) await el.hover();
     expect(o.dialogs).toEqual([]);
     expect(o.consoleErrors).toEqual([]);
     expect(seen.pwned).toBeUndefined();

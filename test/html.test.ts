@@ -170,12 +170,22 @@ describe('the page', () => {
     expect(readFileSync(parts[0]!.p, 'utf8')).toContain('"activity":{"bucketUs":2000,');
   });
 
+  it('with filters: the lanes and ticks of the connections kept, and rates that say they count everything', async () => {
+    const page = (await runKcid(['analyze', 'fixtures/kip1313-mix.pcapng', '--format', 'html', '--broker', '10.1.0.12'])).stdout;
+    expect(page.match(/<g class="lane" data-kind="instance"/g)).toHaveLength(3);
+    expect(page.match(/class="tick( [a-z]+)?"/g)).toHaveLength(7);
+    expect(page).toContain('These charts count all 27 requests of the inputs; the filters keep 7 of them in the rest of the page.');
+    const whole = (await runKcid(['analyze', 'fixtures/kip1313-mix.pcapng', '--format', 'html'])).stdout;
+    expect(whole).not.toContain('These charts count all');
+  });
+
   it('stays under 20 MB for 1,000,000 requests on 100,000 connections, and says what it aggregated', () => {
     const summary = bigSummary(100_000, 10);
     const report = buildReport(summary);
     expect(report.counts.requests).toBe(1_000_000);
     const page = renderHtml(report);
     const size = Buffer.byteLength(page);
+    if (process.env.KCID_PRINT_SIZE) console.log(`page of 1,000,000 requests: ${size} bytes`);
     expect(size).toBeLessThan(20 * 1024 * 1024);
     expect(page.match(/<g class="lane" data-kind="instance"/g)).toHaveLength(39);
     expect(page).toContain('the other 99,961 share the lane &quot;99,961 more instances&quot;');

@@ -128,9 +128,10 @@ export const SCRIPT = `
   }
   var tip = document.getElementById('tip');
   var show = function (e) {
-    var t = e.target.closest && e.target.closest('[data-tip]');
-    if (!t) return;
-    tip.textContent = t.getAttribute('data-tip');
+    var t = e.target.closest && e.target.closest('svg [tabindex]');
+    var title = t && t.querySelector(':scope > title');
+    if (!title) return;
+    tip.textContent = title.textContent;
     tip.style.display = 'block';
     var r = t.getBoundingClientRect();
     var left = Math.min(window.scrollX + r.left, window.scrollX + document.documentElement.clientWidth - tip.offsetWidth - 4);

@@ -142,7 +142,7 @@ export function renderRates(r: Rates, range: TimeRange): string {
         const tip = escLines(
           `${s.broker}\n${isoMicros(t0)} + ${duration(r.columnUs)}\n${plural(n, 'request')} (${rate(n, r.columnUs)}/s), ${plural(e, 'error response')} (${rate(e, r.columnUs)}/s)`,
         );
-        parts.push(`<g tabindex="0" data-tip="${tip}"><title>${tip}</title><rect class="req" x="${n2(x1)}" y="${n2(y(n))}" width="${n2(w)}" height="${n2(bottom - y(n))}"/>`);
+        parts.push(`<g tabindex="0"><title>${tip}</title><rect class="req" x="${n2(x1)}" y="${n2(y(n))}" width="${n2(w)}" height="${n2(bottom - y(n))}"/>`);
         if (e > 0) parts.push(`<rect class="errs" x="${n2(x1)}" y="${n2(y(e))}" width="${n2(w)}" height="${n2(Math.max(1, bottom - y(e)))}"/>`);
         parts.push('</g>');
       }
@@ -221,7 +221,7 @@ export function renderLatency(apis: readonly ApiLatency[]): string {
       g.push(`<rect class="lat" x="${n2(x1)}" y="${n2(y0 + rowH - 3 - h)}" width="${n2(Math.max(1, x2 - x1))}" height="${n2(h)}"/>`);
     }
     const tip = esc(`${name}: ${plural(a.responses, 'response')}, p50 ${a.p50 ?? '-'} ms, p99 ${a.p99 ?? '-'} ms`);
-    parts.push(`<g class="api-latency" tabindex="0" data-tip="${tip}"><title>${tip}</title><rect class="band" x="${left}" y="${y0 + 2}" width="${WIDTH - RIGHT - left}" height="${rowH - 4}"/>${g.join('')}`);
+    parts.push(`<g class="api-latency" tabindex="0"><title>${tip}</title><rect class="band" x="${left}" y="${y0 + 2}" width="${WIDTH - RIGHT - left}" height="${rowH - 4}"/>${g.join('')}`);
     for (const [cls, v] of [['p50', a.p50], ['p99', a.p99]] as const) {
       if (v === null) continue;
       const px = n2(x(v * 1000));

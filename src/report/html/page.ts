@@ -124,7 +124,12 @@ function ratesSection(report: Report): string {
   const r = rates(report);
   const range = timeRange(report);
   if (r === null || range === null) return '<p>No requests with times to chart.</p>';
-  const note = r.summedBrokers > 0 ? `<p class="note">${esc(`The busiest ${count(r.brokers.length - 1)} brokers have a chart each; the other ${count(r.summedBrokers)} are summed in the last.`)}</p>` : '';
+  const charted = r.brokers.reduce((n, b) => n + b.total, 0);
+  const filtered =
+    charted > report.counts.requests
+      ? `<p class="note">${esc(`These charts count all ${count(charted)} requests of the inputs; the filters keep ${count(report.counts.requests)} of them in the rest of the page.`)}</p>`
+      : '';
+  const note = filtered + (r.summedBrokers > 0 ? `<p class="note">${esc(`The busiest ${count(r.brokers.length - 1)} brokers have a chart each; the other ${count(r.summedBrokers)} are summed in the last.`)}</p>` : '');
   return (
     `<p class="note">Requests per second (by request time) and error responses per second, in columns of ${esc(durationText(r.columnUs))}.</p>` +
     `<div class="legend"><span><i class="l-req"></i>requests/s</span><span><i class="l-err"></i>error responses/s</span></div>` +

@@ -2,9 +2,8 @@
  * The per-instance timeline: one lane per client instance (the busiest MAX_LANES; the rest share
  * one lane), one row per broker in a lane, each connection a bar from its first to its last
  * packet, each request kept as a tick (see analysis/activity.ts) coloured by its response's error
- * code, and each finding a diamond on its connection's row. Every mark has a <title> (the
- * browser's own tooltip, with scripts off) and a data-tip the page's script shows on hover and
- * focus.
+ * code, and each finding a diamond on its connection's row. Every mark has a <title>: the
+ * browser's own tooltip (scripts off too), which the page's script also shows on keyboard focus.
  */
 import type { InstanceModel } from '../../analysis/instances.js';
 import type { Report } from '../../analysis/report.js';
@@ -154,10 +153,9 @@ function findingTip(f: Finding, multipleInputs: boolean): string {
   return `${f.severity} ${f.rule}${api}\n${where}${f.client} -> ${f.broker}\n${f.message}`;
 }
 
-/** A mark with its tooltip: <title> for the browser, data-tip for the page's script. */
-function tipped(tag: string, attrs: string, tip: string): string {
-  const t = escLines(tip);
-  return `<${tag} ${attrs} tabindex="0" data-tip="${t}"><title>${t}</title></${tag}>`;
+/** A mark with its tooltip: a <title>, which the browser shows on hover and the page's script on hover and focus. */
+export function tipped(tag: string, attrs: string, tip: string): string {
+  return `<${tag} ${attrs} tabindex="0"><title>${escLines(tip)}</title></${tag}>`;
 }
 
 export function renderTimeline(report: Report, range: TimeRange): TimelineResult {
