@@ -16,6 +16,7 @@ import { renderHtml } from '../src/report/html/page.js';
 import { esc } from '../src/report/html/text.js';
 import { removeTmpFiles, tmpDir, tmpFile } from './builder/capture.js';
 import { Scenario } from './builder/scenario.js';
+import { errorCodeResponseBody } from './builder/kafka.js';
 import { DEFAULTS, ID_A, ID_A_B64, runKcid } from './helpers.js';
 import { HOSTILE_ATTR, HOSTILE_IMG, HOSTILE_SCRIPT, htmlScenario } from './fixtures/html-scenario.js';
 
@@ -74,6 +75,28 @@ describe('activity (what a summary keeps for the page)', () => {
     expect(counted).toBe(250);
     // 250 requests 100 µs apart: 25 ms, 1 ms buckets.
     expect(a.bucketUs).toBe(MIN_BUCKET_US);
+  });
+
+  it('beyond 20,000 requests keeps a sample spread over the capture, error responses first when it thins', async () => {
+    const s = new Scenario();
+    // 250 connections of 100 requests (25,000), one after another; request 1 of connection 240 answered with an error.
+    for (let i = 0; i < 250; i++) {
+      const c = s.connect({ client: `10.0.${i >> 8}.${i & 255}:50001`, broker: '10.0.0.9:9092' });
+      for (let j = 0; j < 100; j++) {
+        const corr = c.request({ apiKey: 18, apiVersion: 3, clientInstanceId: ID_A });
+        c.respond(corr, errorCodeResponseBody({ errorCode: i === 240 && j === 0 ? 35 : 0, flexible: false }));
+      }
+      c.close();
+    }
+    const r = await analyzeInput(s.file('sampled.pcap'), 0, { ...DEFAULTS, activity: true });
+    const a = r.input.activity!;
+    // Full at 20,000: every other kept (10,000), then every other request of the last 5,000 (2,500).
+    expect(a.ticks).toHaveLength(12_500);
+    expect(a.ticksNotKept).toBe(12_500);
+    const connections = new Set(a.ticks.map((t) => t[0]));
+    expect(connections.size).toBe(250);
+    expect(a.ticks.filter((t) => t[6] === 35)).toHaveLength(1);
+    expect(a.ticks.map((t) => t[2])).toEqual([...a.ticks.map((t) => t[2])].sort((x, y) => x - y));
   });
 
   it('is not collected for the other formats', async () => {
@@ -189,7 +212,7 @@ describe('the page', () => {
     expect(size).toBeLessThan(20 * 1024 * 1024);
     expect(page.match(/<g class="lane" data-kind="instance"/g)).toHaveLength(39);
     expect(page).toContain('the other 99,961 share the lane &quot;99,961 more instances&quot;');
-    expect(page).toContain('20,000 requests are drawn as ticks; 980,000 more are counted in the rates below but not drawn');
+    expect(page).toContain('20,000 requests are drawn as ticks; 980,000 more are counted in the rates below but not drawn (beyond 20,000 requests per input');
     expect(page).toContain('The first 5,000 of 100,000 instances are listed.');
     expect(page).toContain('The first 5,000 of 100,000 connections are listed.');
     expect(page.match(/class="tick"/g)).toHaveLength(20_000);

@@ -1,10 +1,11 @@
 /**
  * Traffic over time, for the formats that draw it (`--format html`, and `summary-json` so that
  * `kcid merge --format html` can): requests and error responses per broker in time buckets,
- * latency per API, and the first requests of each connection as individual ticks. Bounded
- * whatever the capture's size: at most MAX_BUCKETS buckets per broker (the bucket widens as the
- * capture grows longer), one histogram per API, MAX_TICKS ticks per input (MAX_TICKS_PER_CONNECTION
- * per connection); what is not kept as a tick is still counted in the buckets.
+ * latency per API, and requests as individual ticks. Bounded whatever the capture's size: at most
+ * MAX_BUCKETS buckets per broker (the bucket widens as the capture grows longer), one histogram
+ * per API, MAX_TICKS ticks per input (a sample spread over the capture once there are more
+ * requests, at most MAX_TICKS_PER_CONNECTION per connection); what is not kept as a tick is still
+ * counted in the buckets.
  *
  * Kept per input and plain data, so summaries merge by concatenation and the page of merged
  * summaries is the page of the captures analysed at once.
@@ -54,8 +55,11 @@ export class ActivityCollector implements RequestObserver {
   private minBucket = Infinity;
   private maxBucket = -Infinity;
   private readonly latency = new Map<number, Map<number, number>>();
-  private readonly ticks: Tick[] = [];
+  private ticks: Tick[] = [];
   private ticksNotKept = 0;
+  /** Every stride-th request is a tick candidate: doubled each time the ticks fill up (see thin). */
+  private stride = 1;
+  private requests = 0;
   /** The tick of a request awaiting its response (a request dies with its connection: no leak). */
   private readonly pending = new WeakMap<KafkaRequest, Tick>();
   private readonly perConnection = new WeakMap<ConnState, number>();
@@ -64,10 +68,11 @@ export class ActivityCollector implements RequestObserver {
     const us = toMicros(r.tsSec, r.tsNsec);
     this.counts(s.broker, us).requests++;
     const n = this.perConnection.get(s) ?? 0;
-    if (n >= MAX_TICKS_PER_CONNECTION || this.ticks.length >= MAX_TICKS) {
+    if (n >= MAX_TICKS_PER_CONNECTION || this.requests++ % this.stride !== 0) {
       this.ticksNotKept++;
       return;
     }
+    if (this.ticks.length >= MAX_TICKS) this.thin();
     this.perConnection.set(s, n + 1);
     const h = r.header;
     const tick: Tick = [s.conn.tcp.id, r.frame, us, h.apiKey, h.apiVersion, h.correlationId, null, null];
@@ -91,6 +96,20 @@ export class ActivityCollector implements RequestObserver {
       tick[7] = latencyUs;
       this.pending.delete(q);
     }
+  }
+
+  /**
+   * The ticks are full: keep every other one (and every error response: they are what a reader
+   * looks for), and from now on take every other candidate. The ticks stay a sample spread over
+   * the whole capture rather than its first MAX_TICKS requests, and the same for the same input.
+   */
+  private thin(): void {
+    const before = this.ticks.length;
+    let kept = this.ticks.filter((t, i) => i % 2 === 0 || (t[6] !== null && t[6] !== 0));
+    if (kept.length >= MAX_TICKS) kept = this.ticks.filter((_, i) => i % 2 === 0);
+    this.ticks = kept;
+    this.ticksNotKept += before - kept.length;
+    this.stride *= 2;
   }
 
   /** The counts of the bucket holding `us` at `broker`, widening the buckets if it falls outside MAX_BUCKETS. */

@@ -110,7 +110,7 @@ function timelineSection(report: Report): string {
   const notes: string[] = [];
   if (t.othersInstances > 0) notes.push(`The busiest ${count(t.lanes - 1 - (report.connections.some((c) => c.requests === 0) ? 1 : 0))} instances have a lane each; the other ${count(t.othersInstances)} share the lane "${count(t.othersInstances)} more instances".`);
   if (t.barsNotDrawn > 0) notes.push(`${plural(t.barsNotDrawn, 'connection')} beyond ${count(400)} per lane are not drawn as bars.`);
-  if (t.ticksNotDrawn > 0) notes.push(`${plural(t.ticks, 'request')} are drawn as ticks; ${count(t.ticksNotDrawn)} more are counted in the rates below but not drawn (the first requests of each connection are kept).`);
+  if (t.ticksNotDrawn > 0) notes.push(`${plural(t.ticks, 'request')} are drawn as ticks; ${count(t.ticksNotDrawn)} more are counted in the rates below but not drawn (beyond 20,000 requests per input the ticks are a sample spread over the capture, errors first; at most 200 per connection).`);
   if (!report.inputs.some((i) => i.activity !== undefined)) notes.push('The summaries this page was made from hold no request times (made by an older kcid): requests are not drawn.');
   return (
     `<p class="note">From ${esc(isoMicros(range.startUs))} to ${esc(isoMicros(range.endUs))}. Hover or focus a mark for its frame, API and correlation ID.</p>` +
@@ -279,7 +279,7 @@ function telemetrySection(report: Report): string {
       ['Client instance ID', 'Source', 'ClientId', ['GetTelemetrySubscriptions', 'num'], ['PushTelemetry', 'num'], 'First push', 'Last push', ['Median interval ms', 'num']],
       rows,
     ) +
-    '<p class="note">Push times are those of the requests kept as ticks (the first of each connection).</p>' +
+    '<p class="note">Push times are those of the requests kept as ticks (all of them in a capture of up to 20,000 requests).</p>' +
     telemetryMetrics(report)
   );
 }
