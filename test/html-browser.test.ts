@@ -213,6 +213,23 @@ describe.skipIf(!HAVE_CHROMIUM)('the html report in Chromium', () => {
     await o.page.close();
   });
 
+  it('with scripts on, the titles become aria-labels (one tooltip, also for screen readers)', async () => {
+    const o = await open('bundled');
+    const n = await o.page.evaluate(() => [document.querySelectorAll('#timeline [tabindex] > title').length, document.querySelectorAll('#timeline [aria-label][tabindex]').length]);
+    expect(n[0]).toBe(0);
+    expect(n[1]).toBeGreaterThan(27);
+    await o.page.close();
+  });
+
+  it('prints: the filter controls are hidden, and Chromium makes a PDF of it', async () => {
+    const o = await open('bundled');
+    await o.page.emulateMediaType('print');
+    expect(await o.page.$eval('.controls', (c) => getComputedStyle(c).display)).toBe('none');
+    const pdf = await o.page.pdf({ format: 'A4' });
+    expect(Buffer.from(pdf).subarray(0, 5).toString()).toBe('%PDF-');
+    await o.page.close();
+  });
+
   it('with scripts off the SVG and the tables are all there (and the filter controls are not shown)', async () => {
     const { json } = pages.get('bundled')!;
     const o = await open('bundled', { width: 1280, height: 800 }, false);
@@ -221,9 +238,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the html report in Chromium', () => {
       ticks: document.querySelectorAll('#timeline .tick').length,
       rows: document.querySelectorAll('#findings-table tbody tr').length,
       controls: getComputedStyle(document.querySelector('.controls')!).display,
-      titles: document.querySelectorAll('#timeline title').length > 0,
+      titles: document.querySelectorAll('#timeline title').length,
+      labels: document.querySelectorAll('#timeline [aria-label][tabindex]').length,
     }));
-    expect(n).toEqual({ lanes: json.instances.length, ticks: json.summary.requests, rows: json.findings.length, controls: 'none', titles: true });
+    expect(n).toEqual({ lanes: json.instances.length, ticks: json.summary.requests, rows: json.findings.length, controls: 'none', titles: n.titles, labels: 0 });
+    // Every connection bar, tick and marker has its tooltip as a <title>.
+    expect(n.titles).toBeGreaterThanOrEqual(json.connections.length + json.summary.requests);
     await o.page.close();
   });
 });

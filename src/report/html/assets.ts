@@ -126,12 +126,18 @@ export const SCRIPT = `
     severity.addEventListener('change', apply);
     apply();
   }
+  // Each mark's <title> is the browser's tooltip when scripts are off. With them on it becomes the
+  // mark's aria-label, shown at once on hover and on keyboard focus (a title would show a second
+  // tooltip a moment later).
+  Array.prototype.forEach.call(document.querySelectorAll('svg [tabindex] > title'), function (title) {
+    title.parentNode.setAttribute('aria-label', title.textContent);
+    title.parentNode.removeChild(title);
+  });
   var tip = document.getElementById('tip');
   var show = function (e) {
-    var t = e.target.closest && e.target.closest('svg [tabindex]');
-    var title = t && t.querySelector(':scope > title');
-    if (!title) return;
-    tip.textContent = title.textContent;
+    var t = e.target.closest && e.target.closest('svg [aria-label][tabindex]');
+    if (!t) return;
+    tip.textContent = t.getAttribute('aria-label');
     tip.style.display = 'block';
     var r = t.getBoundingClientRect();
     var left = Math.min(window.scrollX + r.left, window.scrollX + document.documentElement.clientWidth - tip.offsetWidth - 4);

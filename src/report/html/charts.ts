@@ -131,7 +131,7 @@ export function renderRates(r: Rates, range: TimeRange): string {
     .map((s) => {
       const parts: string[] = [axis(span, x, top, bottom, 6)];
       parts.push(`<line class="grid" x1="${LEFT}" y1="${bottom}" x2="${WIDTH - RIGHT}" y2="${bottom}"/>`);
-      parts.push(`<text x="${LEFT - 4}" y="${top + 4}" text-anchor="end">${esc(count(yMax))}/s</text><text x="${LEFT - 4}" y="${bottom}" text-anchor="end">0</text>`);
+      parts.push(`<text x="${LEFT - 4}" y="${top + 9}" text-anchor="end">${esc(count(yMax))}/s</text><text x="${LEFT - 4}" y="${bottom}" text-anchor="end">0</text>`);
       for (let i = 0; i < s.requests.length; i++) {
         const n = s.requests[i]!;
         if (n === 0) continue;

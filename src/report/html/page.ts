@@ -21,7 +21,7 @@ import { summaryLine } from '../table.js';
 import { CSP, SCRIPT, STYLE } from './assets.js';
 import { latencies, rates, renderLatency, renderRates } from './charts.js';
 import { esc, count, plural } from './text.js';
-import { renderTimeline, timeRange } from './timeline.js';
+import { MAX_BARS_PER_LANE, renderTimeline, timeRange } from './timeline.js';
 
 /** Rows listed per table at most (findings, instances, connections). */
 export const MAX_TABLE_ROWS = 5000;
@@ -108,8 +108,8 @@ function timelineSection(report: Report): string {
   if (range === null) return '<p>No Kafka connection to draw.</p>';
   const t = renderTimeline(report, range);
   const notes: string[] = [];
-  if (t.othersInstances > 0) notes.push(`The busiest ${count(t.lanes - 1 - (report.connections.some((c) => c.requests === 0) ? 1 : 0))} instances have a lane each; the other ${count(t.othersInstances)} share the lane "${count(t.othersInstances)} more instances".`);
-  if (t.barsNotDrawn > 0) notes.push(`${plural(t.barsNotDrawn, 'connection')} beyond ${count(400)} per lane are not drawn as bars.`);
+  if (t.othersInstances > 0) notes.push(`The busiest ${count(t.ownLanes)} instances have a lane each; the other ${count(t.othersInstances)} share the lane "${count(t.othersInstances)} more instances".`);
+  if (t.barsNotDrawn > 0) notes.push(`${plural(t.barsNotDrawn, 'connection')} beyond ${count(MAX_BARS_PER_LANE)} per lane are not drawn as bars.`);
   if (t.ticksNotDrawn > 0) notes.push(`${plural(t.ticks, 'request')} are drawn as ticks; ${count(t.ticksNotDrawn)} more are counted in the rates below but not drawn (beyond 20,000 requests per input the ticks are a sample spread over the capture, errors first; at most 200 per connection).`);
   if (!report.inputs.some((i) => i.activity !== undefined)) notes.push('The summaries this page was made from hold no request times (made by an older kcid): requests are not drawn.');
   return (

@@ -31,6 +31,7 @@ export function plural(n: number, word: string): string {
 
 /** A duration in µs for an axis or a tooltip: 850 µs, 12.5 ms, 3.2 s, 4 min 10 s, 2 h 5 min. */
 export function duration(us: number): string {
+  if (us === 0) return '0';
   const a = Math.abs(us);
   const sign = us < 0 ? '-' : '';
   if (a < 1000) return `${sign}${Math.round(a)} µs`;

@@ -88,6 +88,8 @@ export interface TimelineResult {
   svg: string;
   /** What the timeline drew, for the notes under it. */
   lanes: number;
+  /** Instances with a lane of their own. */
+  ownLanes: number;
   ticks: number;
   ticksNotDrawn: number;
   markers: number;
@@ -250,5 +252,5 @@ export function renderTimeline(report: Report, range: TimeRange): TimelineResult
   }
   parts.push(`<g class="markers">${markerParts.join('')}</g>`);
   const svg = `<svg id="timeline" class="wide" viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="Timeline: one lane per client instance, connections per broker, requests and findings">${parts.join('')}</svg>`;
-  return { svg, lanes: all.length, ticks, ticksNotDrawn, markers, barsNotDrawn, othersInstances: others };
+  return { svg, lanes: all.length, ownLanes: all.filter((l) => l.kind === 'instance').length, ticks, ticksNotDrawn, markers, barsNotDrawn, othersInstances: others };
 }
