@@ -10,7 +10,7 @@
  * Kept per input and plain data, so summaries merge by concatenation and the page of merged
  * summaries is the page of the captures analysed at once.
  */
-import type { KafkaRequest, KafkaResponse } from '../kafka/conversation.js';
+import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { toMicros } from '../base/time.js';
 import type { RequestObserver } from './analyzer.js';
 import type { ConnState } from './connection-state.js';
