@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 /**
  * The page in a real browser: headless Chromium (Debian's `chromium`, driven by puppeteer-core;
  * nothing downloads a browser) opens the reports of the bundled capture, recorded captures and a
