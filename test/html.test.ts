@@ -202,6 +202,17 @@ describe('the page', () => {
     expect(whole).not.toContain('These charts count all');
   });
 
+  it('from summaries without activity (an older kcid): the tables and lanes, and notes saying what cannot be drawn', async () => {
+    const doc = JSON.parse((await runKcid(['analyze', 'fixtures/kip1313-mix.pcapng', '--format', 'summary-json'])).stdout) as { inputs: { activity?: unknown }[] };
+    delete doc.inputs[0]!.activity;
+    const page = (await runKcid(['merge', tmpFile('old.json', JSON.stringify(doc)), '--format', 'html'])).stdout;
+    expect(page.match(/<g class="lane" data-kind="instance"/g)).toHaveLength(8);
+    expect(page.match(/class="tick( [a-z]+)?"/g)).toBeNull();
+    expect(page).toContain('The summaries this page was made from hold no request times (made by an older kcid): requests are not drawn.');
+    expect(page).toContain('<p>No requests with times to chart.</p>');
+    expect(page).toContain('<p>No answered requests.</p>');
+  });
+
   it('stays under 20 MB for 1,000,000 requests on 100,000 connections, and says what it aggregated', () => {
     const summary = bigSummary(100_000, 10);
     const report = buildReport(summary);

@@ -67,9 +67,13 @@ export function axisTicks(range: TimeRange, n: number): number[] {
 
 export function axis(range: TimeRange, x: (us: number) => number, top: number, bottom: number, n: number): string {
   let s = '';
+  const right = x(range.endUs);
   for (const off of axisTicks(range, n)) {
-    const px = n2(x(range.startUs + off));
-    s += `<line class="grid" x1="${px}" y1="${top}" x2="${px}" y2="${bottom}"/><text x="${px}" y="${top - 6}" text-anchor="middle">+${esc(duration(off))}</text>`;
+    const at = x(range.startUs + off);
+    const px = n2(at);
+    // A label at the right edge ends there rather than running off the chart.
+    const anchor = at > right - 25 ? 'end' : 'middle';
+    s += `<line class="grid" x1="${px}" y1="${top}" x2="${px}" y2="${bottom}"/><text x="${px}" y="${top - 6}" text-anchor="${anchor}">${off === 0 ? '0' : `+${esc(duration(off))}`}</text>`;
   }
   return s;
 }
