@@ -10,17 +10,15 @@
  * the page of 1,000,000 requests stays a few MB (tested).
  */
 import { mergeHistograms, percentileMs } from '../../analysis/latency.js';
-import type { Report } from '../../analysis/report.js';
-import { SEVERITY_RANK } from '../../analysis/report.js';
+import { SEVERITY_RANK, type Report } from '../../analysis/report.js';
 import type { Finding } from '../../analysis/types.js';
-import { apiLabel } from '../../kafka/messages.js';
-import { API } from '../../kafka/messages.js';
+import { API, apiLabel } from '../../kafka/messages.js';
 import { apiName } from '../../kafka/apis.js';
 import { isoMicros } from '../../base/time.js';
 import { summaryLine } from '../table.js';
 import { CSP, SCRIPT, STYLE } from './assets.js';
 import { latencies, rates, renderLatency, renderRates } from './charts.js';
-import { esc, count, plural } from './text.js';
+import { count, esc, plural } from './text.js';
 import { MAX_BARS_PER_LANE, renderTimeline, timeRange } from './timeline.js';
 
 /** Rows listed per table at most (findings, instances, connections). */
