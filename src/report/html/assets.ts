@@ -59,6 +59,7 @@ svg [tabindex]:focus{outline:none;stroke:#000;stroke-width:1.5}
 .legend .l-req{background:#7d9cc9}
 #tip{position:absolute;display:none;pointer-events:none;background:#1d2330;color:#fff;padding:4px 7px;border-radius:4px;font-size:12px;max-width:min(420px,90vw);white-space:pre-wrap;overflow-wrap:anywhere;z-index:10}
 svg.wide{min-width:760px}
+@media (min-width:1260px){#findings-table td.mono{white-space:nowrap}}
 @media (max-width:600px){body{padding:10px;font-size:13px}
 #findings-table thead{display:none}
 #findings-table,#findings-table tbody,#findings-table tr,#findings-table td{display:block;min-width:0}
