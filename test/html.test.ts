@@ -108,6 +108,7 @@ describe('activity (what a summary keeps for the page)', () => {
     ['a bucket width that is not 1 ms times a power of two', { bucketUs: 3000 }, "'bucketUs' is not 1000 µs times a power of two"],
     ['a bucket list of the wrong stride', { brokers: [['b:1', [1, 2]]] }, "'brokers' is not [[broker, [bucket, requests, errors, ...]]]"],
     ['a negative count', { latency: [[3, [95, -1]]] }, "'latency' is not [[apiKey, [bucket, count, ...]]]"],
+    ['a latency bucket past 2^53 µs (an endless axis)', { latency: [[3, [1_000_000_000, 1]]] }, "'latency' is not [[apiKey, [bucket, count, ...]]]"],
     ['a tick with a string', { ticks: [[0, 1, 2, 3, 4, 5, '<b>', null]] }, "'ticks' is not a list of [connection, frame, time, apiKey, apiVersion, correlationId, errorCode, latency]"],
   ])('a summary with %s is refused', (_what, change, problem) => {
     const ok: InputActivity = { bucketUs: 1000, brokers: [['10.0.0.9:9092', [5, 1, 0]]], latency: [[3, [95, 1]]], ticks: [[0, 1, 5000, 3, 12, 1, 0, 100]], ticksNotKept: 0 };

@@ -203,6 +203,9 @@ export function bothObservers(a: RequestObserver, b: RequestObserver | undefined
   };
 }
 
+/** The latency bucket of 2^53 µs (285 years): no real capture has a larger one. */
+const MAX_LATENCY_BUCKET = latencyBucket(2 ** 53);
+
 const isCount = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
 const isInt = (v: unknown): boolean => Number.isSafeInteger(v);
 const isIntOrNull = (v: unknown): boolean => v === null || Number.isSafeInteger(v);
@@ -218,7 +221,8 @@ export function activityProblem(a: unknown): string | null {
   if (!Array.isArray(o.brokers) || !o.brokers.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && flatOf(p[1], 3, [isInt, isCount, isCount]))) {
     return "'brokers' is not [[broker, [bucket, requests, errors, ...]]]";
   }
-  if (!Array.isArray(o.latency) || !o.latency.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && flatOf(p[1], 2, [isCount, isCount]))) {
+  const isLatencyBucket = (v: unknown) => isCount(v) && (v as number) <= MAX_LATENCY_BUCKET;
+  if (!Array.isArray(o.latency) || !o.latency.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && flatOf(p[1], 2, [isLatencyBucket, isCount]))) {
     return "'latency' is not [[apiKey, [bucket, count, ...]]]";
   }
   const tickOk = (t: unknown) =>

@@ -196,7 +196,8 @@ export function renderLatency(apis: readonly ApiLatency[]): string {
   }
   // Axis in log10 of µs, from the lowest bucket's lower bound to the highest's upper bound.
   const lgLo = Math.floor(Math.log10(Math.max(1, bucketUpperUs(Math.max(0, lo - 1)))));
-  const lgHi = Math.max(lgLo + 1, Math.ceil(Math.log10(bucketUpperUs(hi))));
+  // At most 16 decades (1 µs to 317 years): summaries are checked, this keeps the axis finite whatever.
+  const lgHi = Math.min(lgLo + 16, Math.max(lgLo + 1, Math.ceil(Math.log10(bucketUpperUs(hi)))));
   const x = (us: number) => left + ((Math.log10(Math.max(1, us)) - lgLo) / (lgHi - lgLo)) * (WIDTH - RIGHT - left);
   const height = top + apis.length * rowH + 4;
   const parts: string[] = [];
