@@ -214,6 +214,15 @@ describe('the page', () => {
     expect(page).toContain('<p>No answered requests.</p>');
   });
 
+  it('a summary whose connection times make no sense still makes a page (no endless axis)', async () => {
+    const doc = JSON.parse((await runKcid(['analyze', 'fixtures/kip1313-mix.pcapng', '--format', 'summary-json'])).stdout) as { connections: { firstUs: number; lastUs: number }[] };
+    doc.connections[0]!.firstUs = -1e308;
+    doc.connections[1]!.lastUs = 1e308;
+    const r = await runKcid(['merge', tmpFile('odd.json', JSON.stringify(doc)), '--format', 'html']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('<svg id="timeline"');
+  });
+
   it('stays under 20 MB for 1,000,000 requests on 100,000 connections, and says what it aggregated', () => {
     const summary = bigSummary(100_000, 10);
     const report = buildReport(summary);

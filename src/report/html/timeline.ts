@@ -61,7 +61,9 @@ export function axisTicks(range: TimeRange, n: number): number[] {
   const p = Math.pow(10, Math.floor(Math.log10(raw)));
   const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw)!;
   const out: number[] = [];
-  for (let t = 0; t <= span + 1e-9; t += step) out.push(t);
+  // Bounded even for a summary file whose times make no sense (an infinite or NaN span).
+  if (!Number.isFinite(step) || step <= 0) return [0];
+  for (let t = 0; t <= span + 1e-9 && out.length <= 2 * n + 2; t += step) out.push(t);
   return out;
 }
 
