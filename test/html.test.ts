@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAX_TICKS_PER_CONNECTION, MIN_BUCKET_US, activityProblem, type InputActivity } from '../src/analysis/activity.js';
+import { MAX_BROKERS, MAX_TICKS_PER_CONNECTION, MIN_BUCKET_US, OTHER_BROKERS, activityProblem, type InputActivity } from '../src/analysis/activity.js';
 import { buildReport } from '../src/analysis/report.js';
 import { analyzeInput } from '../src/analysis/run.js';
 import type { CaptureSummary, ConnectionSummary } from '../src/analysis/types.js';
@@ -97,6 +97,19 @@ describe('activity (what a summary keeps for the page)', () => {
     expect(connections.size).toBe(250);
     expect(a.ticks.filter((t) => t[6] === 35)).toHaveLength(1);
     expect(a.ticks.map((t) => t[2])).toEqual([...a.ticks.map((t) => t[2])].sort((x, y) => x - y));
+  });
+
+  it(`keeps buckets for ${MAX_BROKERS} brokers and sums any further ones under '${OTHER_BROKERS}'`, async () => {
+    const s = new Scenario();
+    for (let i = 0; i < MAX_BROKERS + 5; i++) {
+      const c = s.connect({ client: '10.0.0.1:50001', broker: `10.9.${i >> 8}.${i & 255}:9092` });
+      c.request({ apiKey: 18, apiVersion: 3, clientInstanceId: ID_A });
+      c.close();
+    }
+    const a = (await analyzeInput(s.file('brokers.pcap'), 0, { ...DEFAULTS, activity: true })).input.activity!;
+    expect(a.brokers).toHaveLength(MAX_BROKERS + 1);
+    const other = a.brokers.find(([b]) => b === OTHER_BROKERS)!;
+    expect(other[1].filter((_, i) => i % 3 === 1).reduce((x, y) => x + y, 0)).toBe(5);
   });
 
   it('is not collected for the other formats', async () => {

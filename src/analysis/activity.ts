@@ -23,6 +23,9 @@ export const MIN_BUCKET_US = 1000;
 /** Requests kept as ticks per input, and per connection. */
 export const MAX_TICKS = 20_000;
 export const MAX_TICKS_PER_CONNECTION = 200;
+/** Brokers with buckets of their own; the traffic of any further ones is summed under OTHER_BROKERS. */
+export const MAX_BROKERS = 1000;
+export const OTHER_BROKERS = 'other brokers';
 
 /**
  * One request drawn as a tick: [connection id, frame, time µs, apiKey, apiVersion, correlationId,
@@ -128,7 +131,12 @@ export class ActivityCollector implements RequestObserver {
       this.maxBucket = Math.max(this.maxBucket, b);
     }
     let buckets = this.brokers.get(broker);
-    if (buckets === undefined) this.brokers.set(broker, (buckets = new Map()));
+    if (buckets === undefined) {
+      // A capture of a thousand brokers is odd, of a million hostile: memory stays bounded.
+      if (this.brokers.size >= MAX_BROKERS) broker = OTHER_BROKERS;
+      buckets = this.brokers.get(broker);
+      if (buckets === undefined) this.brokers.set(broker, (buckets = new Map()));
+    }
     let c = buckets.get(b);
     if (c === undefined) buckets.set(b, (c = { requests: 0, errors: 0 }));
     return c;
