@@ -51,6 +51,22 @@ interface Counts {
   errors: number;
 }
 
+/**
+ * One connection's part, kept in its ConnState's observer slot (it dies with the connection; a
+ * WeakMap lookup per request and response cost 10% of chatty's analysis, measured): its ticks so
+ * far, the ticks awaiting a response, and the bucket it last counted in (a connection's requests
+ * mostly fall in the bucket of the one before).
+ */
+class ConnActivity {
+  ticks = 0;
+  pending: Tick[] = [];
+  bucket = NaN;
+  counts: Counts | null = null;
+  /** The collector's widenings when `counts` was found: a widening makes it stale. */
+  generation = -1;
+  constructor(readonly buckets: Map<number, Counts>) {}
+}
+
 /** Collects one input's activity as a RequestObserver. */
 export class ActivityCollector implements RequestObserver {
   private bucketUs = MIN_BUCKET_US;
@@ -63,42 +79,79 @@ export class ActivityCollector implements RequestObserver {
   /** Every stride-th request is a tick candidate: doubled each time the ticks fill up (see thin). */
   private stride = 1;
   private requests = 0;
-  /** The tick of a request awaiting its response (a request dies with its connection: no leak). */
-  private readonly pending = new WeakMap<KafkaRequest, Tick>();
-  private readonly perConnection = new WeakMap<ConnState, number>();
+  /** Widenings so far (see ConnActivity.generation). */
+  private generation = 0;
+
+  /** The connection's part, in its observer slot: the collector is the only observer of its analysis (run.ts). */
+  private of(s: ConnState): ConnActivity {
+    let a = s.observerState as ConnActivity | null;
+    if (a === null) s.observerState = a = new ConnActivity(this.brokerBuckets(s.broker));
+    return a;
+  }
 
   request(s: ConnState, r: KafkaRequest): void {
     const us = toMicros(r.tsSec, r.tsNsec);
-    this.counts(s.broker, us).requests++;
-    const n = this.perConnection.get(s) ?? 0;
-    if (n >= MAX_TICKS_PER_CONNECTION || this.requests++ % this.stride !== 0) {
+    const a = this.of(s);
+    this.counted(a, us).requests++;
+    if (a.ticks >= MAX_TICKS_PER_CONNECTION || this.requests++ % this.stride !== 0) {
       this.ticksNotKept++;
       return;
     }
     if (this.ticks.length >= MAX_TICKS) this.thin();
-    this.perConnection.set(s, n + 1);
+    a.ticks++;
     const h = r.header;
     const tick: Tick = [s.conn.tcp.id, r.frame, us, h.apiKey, h.apiVersion, h.correlationId, null, null];
     this.ticks.push(tick);
-    if (r.expectsResponse) this.pending.set(r, tick);
+    // Bounded by the connection's ticks (MAX_TICKS_PER_CONNECTION).
+    if (r.expectsResponse) a.pending.push(tick);
   }
 
   response(s: ConnState, r: KafkaResponse): void {
     const q = r.request;
     if (q === null) return;
+    const a = this.of(s);
     const requestUs = toMicros(q.tsSec, q.tsNsec);
     const latencyUs = toMicros(r.tsSec, r.tsNsec) - requestUs;
-    if (r.errorCode !== null && r.errorCode !== 0) this.counts(s.broker, requestUs).errors++;
+    if (r.errorCode !== null && r.errorCode !== 0) this.counted(a, requestUs).errors++;
     let histogram = this.latency.get(q.header.apiKey);
     if (histogram === undefined) this.latency.set(q.header.apiKey, (histogram = new Map()));
     const b = latencyBucket(latencyUs);
     histogram.set(b, (histogram.get(b) ?? 0) + 1);
-    const tick = this.pending.get(q);
-    if (tick !== undefined) {
-      tick[6] = r.errorCode;
-      tick[7] = latencyUs;
-      this.pending.delete(q);
+    // The tick of this request, if it is one: responses come in request order, so nearly always the first.
+    const pending = a.pending;
+    for (let i = 0; i < pending.length; i++) {
+      const t = pending[i]!;
+      if (t[5] === q.header.correlationId && t[1] === q.frame) {
+        t[6] = r.errorCode;
+        t[7] = latencyUs;
+        if (i === 0) pending.shift();
+        else pending.splice(i, 1);
+        break;
+      }
     }
+  }
+
+  /** The counts of the bucket holding `us` on this connection's broker: the last one again, or looked up. */
+  private counted(a: ConnActivity, us: number): Counts {
+    const b = Math.floor(us / this.bucketUs);
+    if (b === a.bucket && a.generation === this.generation) return a.counts!;
+    const c = this.counts(a, us);
+    a.bucket = Math.floor(us / this.bucketUs); // counts() may have widened the buckets
+    a.counts = c;
+    a.generation = this.generation;
+    return c;
+  }
+
+  /** A broker's buckets; beyond MAX_BROKERS brokers, the shared OTHER_BROKERS ones. */
+  private brokerBuckets(broker: string): Map<number, Counts> {
+    let buckets = this.brokers.get(broker);
+    if (buckets === undefined) {
+      // A capture of a thousand brokers is odd, of a million hostile: memory stays bounded.
+      if (this.brokers.size >= MAX_BROKERS) broker = OTHER_BROKERS;
+      buckets = this.brokers.get(broker);
+      if (buckets === undefined) this.brokers.set(broker, (buckets = new Map()));
+    }
+    return buckets;
   }
 
   /**
@@ -115,8 +168,8 @@ export class ActivityCollector implements RequestObserver {
     this.stride *= 2;
   }
 
-  /** The counts of the bucket holding `us` at `broker`, widening the buckets if it falls outside MAX_BUCKETS. */
-  private counts(broker: string, us: number): Counts {
+  /** The counts of the bucket holding `us` in `a`'s broker, widening the buckets if it falls outside MAX_BUCKETS. */
+  private counts(a: ConnActivity, us: number): Counts {
     let b = Math.floor(us / this.bucketUs);
     if (b < this.minBucket || b > this.maxBucket) {
       const lo = Math.min(b, this.minBucket);
@@ -130,22 +183,19 @@ export class ActivityCollector implements RequestObserver {
       this.minBucket = Math.min(this.minBucket, b);
       this.maxBucket = Math.max(this.maxBucket, b);
     }
-    let buckets = this.brokers.get(broker);
-    if (buckets === undefined) {
-      // A capture of a thousand brokers is odd, of a million hostile: memory stays bounded.
-      if (this.brokers.size >= MAX_BROKERS) broker = OTHER_BROKERS;
-      buckets = this.brokers.get(broker);
-      if (buckets === undefined) this.brokers.set(broker, (buckets = new Map()));
-    }
+    const buckets = a.buckets;
     let c = buckets.get(b);
     if (c === undefined) buckets.set(b, (c = { requests: 0, errors: 0 }));
     return c;
   }
 
-  /** Merges buckets into ones `width` wide (a power-of-two multiple: floor(floor(t/w)/k) = floor(t/(w*k))). */
+  /**
+   * Merges buckets into ones `width` wide (a power-of-two multiple: floor(floor(t/w)/k) = floor(t/(w*k))).
+   * Each broker's Map is rewritten in place: connections hold it.
+   */
   private widen(width: number): void {
     const k = width / this.bucketUs;
-    for (const [broker, buckets] of this.brokers) {
+    for (const buckets of this.brokers.values()) {
       const wider = new Map<number, Counts>();
       for (const [b, c] of buckets) {
         const nb = Math.floor(b / k);
@@ -156,13 +206,15 @@ export class ActivityCollector implements RequestObserver {
           w.errors += c.errors;
         }
       }
-      this.brokers.set(broker, wider);
+      buckets.clear();
+      for (const [b, c] of wider) buckets.set(b, c);
     }
     if (this.minBucket !== Infinity) {
       this.minBucket = Math.floor(this.minBucket / k);
       this.maxBucket = Math.floor(this.maxBucket / k);
     }
     this.bucketUs = width;
+    this.generation++;
   }
 
   result(): InputActivity {
@@ -182,33 +234,6 @@ export class ActivityCollector implements RequestObserver {
       ticksNotKept: this.ticksNotKept,
     };
   }
-}
-
-/** Two observers as one (the activity collector beside a command's own observer). */
-export function bothObservers(a: RequestObserver, b: RequestObserver | undefined): RequestObserver {
-  if (b === undefined) return a;
-  return {
-    captureStart: (us) => {
-      a.captureStart?.(us);
-      b.captureStart?.(us);
-    },
-    request: (s, r) => {
-      a.request?.(s, r);
-      b.request?.(s, r);
-    },
-    response: (s, r) => {
-      a.response?.(s, r);
-      b.response?.(s, r);
-    },
-    unanswered: (s, r) => {
-      a.unanswered?.(s, r);
-      b.unanswered?.(s, r);
-    },
-    connectionEnd: (s) => {
-      a.connectionEnd?.(s);
-      b.connectionEnd?.(s);
-    },
-  };
 }
 
 /** The latency bucket of 2^53 µs (285 years): no real capture has a larger one. */

@@ -9,7 +9,7 @@ import { KafkaStreamFactory } from '../kafka/conversation.js';
 import { decodeTcp } from '../net/decode.js';
 import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
-import { ActivityCollector, bothObservers } from './activity.js';
+import { ActivityCollector } from './activity.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
 import type { ConnectionSummary, Finding, InputSummary } from './types.js';
@@ -85,7 +85,9 @@ export async function analyzeInput(
   };
   const clock = { tsSec: 0, tsNsec: 0 };
   const activity = opts.activity === true ? new ActivityCollector() : null;
-  if (activity !== null) observer = bothObservers(activity, observer);
+  // Both would keep their state in the connection's one observer slot; no command asks for both.
+  if (activity !== null && observer !== undefined) throw new Error('activity is collected by a run without another request observer');
+  if (activity !== null) observer = activity;
   const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries);
   const reassembler = new Reassembler(
     new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock }),
