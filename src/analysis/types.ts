@@ -4,6 +4,7 @@
  * summaries of many captures (one per broker) merge by concatenation, and the rules that look
  * across connections run once on the merged whole.
  */
+import type { InputActivity } from './activity.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
@@ -48,6 +49,8 @@ export interface InputSummary {
   startUs: number | null;
   /** What the listing caps left out but counted (absent when nothing was left out). */
   notListed?: NotListed;
+  /** Traffic over time, when collected (`--format html`, `summary-json`; absent otherwise). */
+  activity?: InputActivity;
 }
 
 /**

@@ -191,6 +191,8 @@ async function render(report: Report, o: AnalyzeCliOptions, out: Out, io: Io): P
       return (await import('../report/sarif.js')).renderSarif(report, packageVersion());
     case 'markdown':
       return (await import('../report/markdown.js')).renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
+    case 'html':
+      return (await import('../report/html/page.js')).renderHtml(report, { version: packageVersion() });
     default:
       return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), tableWidth(out));
   }
@@ -203,6 +205,8 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   if (o.follow === true) return followAnalyze(captures, o, io, config);
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
+  // The page draws traffic over time, and a summary keeps it for `kcid merge --format html`.
+  if (o.format === 'html' || o.format === 'summary-json') opts.activity = true;
   parseFilters(o); // fail on a bad filter before reading anything
   if (o.format === 'parquet' && o.output === undefined) throw new UsageError('--format parquet writes a file: give it with -o FILE');
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);

@@ -60,7 +60,7 @@ const givenOnCli =
   (option: string): boolean =>
     cmd.getOptionValueSource(option) === 'cli';
 
-export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'summary-json', 'parquet'] as const;
+export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'html', 'summary-json', 'parquet'] as const;
 
 export async function run(argv: string[], io: Io): Promise<number> {
   let exitCode = EXIT_CLEAN;
