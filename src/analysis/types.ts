@@ -5,6 +5,8 @@
  * across connections run once on the merged whole.
  */
 
+import type { TlsInfo } from '../tls/types.js';
+
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
 
@@ -97,6 +99,8 @@ export interface ConnectionSummary {
   firstRequestUs: number | null;
   /** Request latencies in microseconds, log-bucketed (see analysis/latency.ts). */
   latency: number[];
+  /** For a connection over TLS: what its handshake showed (absent for plaintext connections). */
+  tls?: TlsInfo;
 }
 
 export interface CaptureSummary {

@@ -25,6 +25,7 @@ function addCaptureOptions(cmd: Command): Command {
   return cmd
     .option('-p, --port <ports>', `Kafka broker ports, comma-separated (default: ${DEFAULT_KAFKA_PORT})`)
     .option('--no-detect', 'do not detect Kafka on other ports from the traffic itself')
+    .option('--tls-keylog <file>', 'NSS key log (SSLKEYLOGFILE) to decrypt TLS connections with; repeatable. A secret: never printed', collect)
     .option('--max-frame-bytes <size>', 'larger frames mean the stream is out of sync (default: 100MiB, socket.request.max.bytes)')
     .option('--max-connections <n>', 'live TCP connections tracked at once; the least recently active is retired beyond (default: 100000)')
     .option('--idle-timeout <seconds>', 'retire a connection idle this long in capture time (default: 600)')
