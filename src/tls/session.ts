@@ -203,10 +203,10 @@ export class TlsSession {
   end(): void {
     for (const side of [0, 1] as const) {
       const d = this.sides[side];
-      if (d.headerLen > 0 && !d.lost) {
-        const got = d.headerLen < 5 ? d.headerLen : 5 + d.bodyLen;
-        const of = d.headerLen < 5 ? 'a 5-byte header' : `${5 + d.body!.length}`;
-        this.out.note('tls-record', side, this.frame, `a TLS record from the ${d.name} is cut off: ${got} of ${of} bytes are in the capture`);
+      // A connection kcid cannot decrypt already has its one note; a record cut short there loses nothing more.
+      if (d.headerLen > 0 && !d.lost && this.info.decrypted) {
+        const what = d.headerLen < 5 ? `${d.headerLen} bytes of a record header` : `${5 + d.bodyLen} of its ${5 + d.body!.length} bytes`;
+        this.out.note('tls-record', side, this.frame, `a TLS record from the ${d.name} is incomplete when the connection ends: ${what} were seen`);
       }
       if (d.authFailures > 1) {
         this.out.note('tls-auth', side, this.frame, `${d.authFailures - 1} more TLS records from the ${d.name} failed authentication`);
@@ -365,7 +365,14 @@ export class TlsSession {
         this.handshakeMessage(side, d, data[start]!, data, start + 4, start + 4 + length, encrypted);
       } catch (e) {
         if (!(e instanceof TlsDecodeError)) throw e;
-        this.out.note('tls-record', side, this.frame, `a TLS handshake message (type ${data[start]}) from the ${d.name} does not parse: ${e.message}`);
+        const type = data[start]!;
+        if (type === HS_CLIENT_HELLO || type === HS_SERVER_HELLO) {
+          // Without the hellos there is nothing to decrypt with: one note for the connection says it.
+          d.hsBroken = true;
+          this.noteUnreadable(`its ${type === HS_CLIENT_HELLO ? 'ClientHello' : 'ServerHello'} does not parse (${e.message})`);
+          return;
+        }
+        this.out.note('tls-record', side, this.frame, `a TLS handshake message (type ${type}) from the ${d.name} does not parse: ${e.message}`);
       }
       start += 4 + length;
     }
