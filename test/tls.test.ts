@@ -12,7 +12,7 @@ import { requestFrame } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
 import { CONTENT, Tls13Session, record, u8 } from './builder/tls.js';
 import { analyzeFiles, brief, runKcid } from './helpers.js';
-import { captureOf, recordTls, responseTo, testCertificate, type RecordOptions, type TlsRecording } from './tls/record.js';
+import { captureOf, recordTls, recordTlsConnections, testCertificate, type RecordOptions, type TlsRecording } from './tls/record.js';
 
 const haveOpenssl = testCertificate() !== null;
 
@@ -105,4 +105,124 @@ describe.skipIf(!haveOpenssl)('TLS recorded from OpenSSL (Node tls), decrypted w
     const f = files(r, 'cbc-mte');
     expect(await requestRows(f.capture, ['--tls-keylog', f.keys])).toEqual(await requestRows(f.plain));
   });
+});
+
+const hasTool = (tool: string): boolean => {
+  try {
+    execFileSync(tool, ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe.skipIf(!haveOpenssl)('TLS handshakes: HelloRetryRequest, resumption, no keys', () => {
+  it('TLS 1.3 after a HelloRetryRequest (the client guessed the wrong key share)', async () => {
+    const r = await recordTls({
+      versions: { minVersion: 'TLSv1.3' },
+      requests: REQUESTS.slice(0, 2),
+      client: { ecdhCurve: 'X25519:P-384' },
+      server: { ecdhCurve: 'P-384' },
+    });
+    const f = files(r, 'hrr');
+    expect(await requestRows(f.capture, ['--tls-keylog', f.keys])).toEqual(await requestRows(f.plain));
+    const { doc } = await analyzeJson(f.capture, ['--tls-keylog', f.keys]);
+    expect(doc.connections[0].tls).toMatchObject({ version: 'TLS 1.3', helloRetry: true, resumed: false, decrypted: true });
+  });
+
+  for (const [name, versions] of [
+    ['TLS 1.3 (a PSK from a ticket)', { minVersion: 'TLSv1.3' }],
+    ['TLS 1.2 (a session ticket)', { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' }],
+  ] as const) {
+    it(`${name}: a resumed session is shown as resumed and still decrypted`, async () => {
+      const [first, second] = await recordTlsConnections({ versions, requests: REQUESTS.slice(0, 2), connections: 2 });
+      const s = captureOf(first!.chunks, { client: '10.9.0.1:50001' });
+      captureOf(second!.chunks, { client: '10.9.0.1:50002', scenario: s });
+      const capture = s.file('resumed.pcap');
+      const keys = tmpFile('resumed.keys', first!.keylog);
+      const { code, doc } = await analyzeJson(capture, ['--tls-keylog', keys]);
+      expect(code).toBe(0);
+      expect(doc.findings).toEqual([]);
+      expect(doc.connections.map((c: any) => [c.client, c.requests, c.tls.resumed, c.tls.decrypted])).toEqual([
+        ['10.9.0.1:50001', 2, false, true],
+        ['10.9.0.1:50002', 2, true, true],
+      ]);
+      // A resumed TLS 1.2 session sends no certificate; TLS 1.3 with a PSK neither.
+      expect(doc.connections[1].tls.certificate).toBeNull();
+    });
+  }
+
+  it('without keys: the handshake in the clear, one note naming the client random, and the client counted', async () => {
+    const r = await recordTls({ versions: { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' }, requests: REQUESTS.slice(0, 2) });
+    const f = files(r, 'nokeys');
+    const random = r.keylog.split(' ')[1]!.slice(0, 16);
+    const { code, doc } = await analyzeJson(f.capture);
+    expect(code).toBe(0);
+    expect(doc.findings.map((x: any) => [x.rule, x.severity, x.message])).toEqual([
+      ['tls-on-kafka-port', 'info', `TLS 1.2 TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 connection, client random ${random}: no key log given (--tls-keylog); its Kafka contents cannot be analysed`],
+    ]);
+    expect(doc.connections[0].tls).toMatchObject({ version: 'TLS 1.2', sni: 'broker1.kafka.test', alpn: ['kafka'], clientRandom: random, decrypted: false });
+    expect(doc.connections[0].tls.certificate.subject).toBe('O=kcid tests, CN=broker1.kafka.test');
+    const clients = await runKcid(['clients', '--format', 'json', f.capture]);
+    expect((JSON.parse(clients.stdout) as any[]).map((c) => [c.clientInstanceId, c.hosts ?? c.clientAddresses, c.connections])).toEqual([[null, ['10.9.0.1'], 1]]);
+    // With a key log that lacks this connection: the same note says so, and the key log is reported unused.
+    const other = tmpFile('other.keys', `CLIENT_RANDOM ${'ab'.repeat(32)} ${'cd'.repeat(48)}\n`);
+    const withOther = await analyzeJson(f.capture, ['--tls-keylog', other]);
+    expect(withOther.doc.findings.map((x: any) => [x.rule, x.message])).toEqual([
+      ['tls-keylog-unmatched', `${other}: none of its 1 TLS secrets matches a TLS connection of this capture`],
+      ['tls-on-kafka-port', `TLS 1.2 TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 connection, client random ${random}: no key for it in the key logs; its Kafka contents cannot be analysed`],
+    ]);
+  });
+
+  it('the key log is never printed, in any format', async () => {
+    const r = await recordTls({ versions: { minVersion: 'TLSv1.3' }, requests: REQUESTS.slice(0, 1) });
+    const f = files(r, 'secret');
+    const secrets = r.keylog
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ')[2]!);
+    for (const format of ['table', 'json', 'ndjson', 'summary-json', 'markdown', 'sarif', 'junit']) {
+      const out = await runKcid(['analyze', '--format', format, '--tls-keylog', f.keys, f.capture]);
+      for (const s of secrets) expect(out.stdout + out.stderr).not.toContain(s);
+    }
+  });
+});
+
+describe.skipIf(!haveOpenssl || !hasTool('editcap'))('keys inside the capture: pcapng Decryption Secrets Blocks', () => {
+  it('editcap --inject-secrets: kcid decrypts with no --tls-keylog', async () => {
+    const r = await recordTls({ versions: { minVersion: 'TLSv1.3' }, requests: REQUESTS });
+    const f = files(r, 'dsb');
+    const out = f.capture.replace(/\.pcap$/, '-dsb.pcapng');
+    execFileSync('editcap', ['--inject-secrets', `tls,${f.keys}`, f.capture, out], { stdio: 'ignore' });
+    expect(await requestRows(out)).toEqual(await requestRows(f.plain));
+    const { doc } = await analyzeJson(out);
+    expect(doc.findings).toEqual([]);
+    expect(doc.connections[0].tls.decrypted).toBe(true);
+  });
+});
+
+describe.skipIf(!haveOpenssl || !hasTool('tshark'))('TLS: kcid agrees with tshark given the same key log', () => {
+  for (const [name, versions] of [CASES[0]!, CASES[5]!, CASES[7]!]) {
+    it(`${name}: request by request`, async () => {
+      const r = await recordTls({ versions, requests: REQUESTS });
+      const f = files(r, `tshark-${name.replace(/\W+/g, '-')}`);
+      const text = execFileSync(
+        'tshark',
+        ['-r', f.capture, '-o', `tls.keylog_file:${f.keys}`, '-d', 'tcp.port==9092,tls', '-d', 'tls.port==9092,kafka', '-Y', 'kafka && tcp.dstport == 9092', '-T', 'fields', '-e', 'frame.number', '-e', 'kafka.api_key', '-e', 'kafka.api_version', '-e', 'kafka.correlation_id'],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+      );
+      const theirs = text
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t').map(Number));
+      const out = await runKcid(['requests', '--format', 'ndjson', '--tls-keylog', f.keys, f.capture]);
+      const ours = out.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, number>)
+        .map((q) => [q.frame, q.apiKey, q.apiVersion, q.correlationId]);
+      expect(ours).toHaveLength(4);
+      expect(ours).toEqual(theirs);
+    });
+  }
 });

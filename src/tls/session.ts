@@ -258,7 +258,8 @@ export class TlsSession {
   private record(side: TlsSide, d: Direction, header: Buffer, hoff: number, body: Buffer, off: number, len: number): void {
     let type = header[hoff]!;
     if (type === CHANGE_CIPHER_SPEC) {
-      if (!this.tls13) this.changeCipherSpec(side, d);
+      // TLS 1.3's compatibility ChangeCipherSpec (RFC 8446 D.4) means nothing, also after a HelloRetryRequest.
+      if (!this.tls13 && this.info.version !== null) this.changeCipherSpec(side, d);
       return;
     }
     let data = body;

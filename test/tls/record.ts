@@ -52,8 +52,10 @@ export interface RecordOptions {
   requests: RequestFrameOptions[];
   /** Extra options for the client (session to resume, ALPN). */
   client?: Partial<tls.ConnectionOptions>;
-  /** After the last response: the client asks the server for a KeyUpdate round (TLS 1.3). */
-  keyUpdate?: boolean;
+  /** Extra options for the server (ecdhCurve, to force a HelloRetryRequest). */
+  server?: Partial<tls.TlsOptions>;
+  /** Connections made one after the other, each resuming the session of the one before (default 1). */
+  connections?: number;
 }
 
 /** Splits a byte stream into Kafka frames as they complete. */
@@ -77,13 +79,18 @@ export function responseTo(request: Buffer): Buffer {
   return Buffer.from(responseFrame({ correlationId, headerVersion: responseHeaderVersion(apiKey, apiVersion) ?? 0, body: int16(0) }));
 }
 
-export async function recordTls(o: RecordOptions): Promise<TlsRecording & { session: Buffer | undefined }> {
+export async function recordTls(o: RecordOptions): Promise<TlsRecording> {
+  return (await recordTlsConnections(o))[0]!;
+}
+
+/** Several connections to one server (so a later one can resume an earlier one's session), with one key log. */
+export async function recordTlsConnections(o: RecordOptions): Promise<TlsRecording[]> {
   const c = testCertificate();
   if (c === null) throw new Error('openssl is needed to make a test certificate');
-  const chunks: Chunk[] = [];
-  const plaintext: Chunk[] = [];
+  let chunks: Chunk[] = [];
+  let plaintext: Chunk[] = [];
   let keylog = '';
-  const server = tls.createServer({ ...c, ...o.versions, ALPNProtocols: ['kafka'] }, (socket) => {
+  const server = tls.createServer({ ...c, ...o.versions, ALPNProtocols: ['kafka'], ...o.server }, (socket) => {
     socket.on(
       'data',
       framer((frame) => {
@@ -114,6 +121,22 @@ export async function recordTls(o: RecordOptions): Promise<TlsRecording & { sess
   await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
   const relayPort = (relay.address() as net.AddressInfo).port;
   let session: Buffer | undefined;
+  const recordings: TlsRecording[] = [];
+  for (let n = 0; n < (o.connections ?? 1); n++) {
+    chunks = [];
+    plaintext = [];
+    session = await connectOnce(o, relayPort, session, plaintext, (line) => (keylog += line));
+    await new Promise((r) => setTimeout(r, 20));
+    recordings.push({ chunks, plaintext, keylog: '' });
+  }
+  relay.close();
+  server.close();
+  for (const r of recordings) r.keylog = keylog;
+  return recordings;
+}
+
+async function connectOnce(o: RecordOptions, relayPort: number, previous: Buffer | undefined, plaintext: Chunk[], onKeylog: (line: string) => void): Promise<Buffer | undefined> {
+  let session: Buffer | undefined;
   const client = tls.connect({
     port: relayPort,
     host: '127.0.0.1',
@@ -121,9 +144,10 @@ export async function recordTls(o: RecordOptions): Promise<TlsRecording & { sess
     rejectUnauthorized: false,
     ALPNProtocols: ['kafka'],
     ...o.versions,
+    ...(previous === undefined ? {} : { session: previous }),
     ...o.client,
   });
-  client.on('keylog', (line) => (keylog += line.toString('latin1')));
+  client.on('keylog', (line) => onKeylog(line.toString('latin1')));
   client.on('session', (s) => (session = s));
   await new Promise<void>((resolve, reject) => {
     client.once('secureConnect', resolve);
@@ -138,29 +162,18 @@ export async function recordTls(o: RecordOptions): Promise<TlsRecording & { sess
     client.write(frame);
     await done;
   }
-  if (o.keyUpdate === true) {
-    // Node has no KeyUpdate call; renegotiate() on TLS 1.3 sends KeyUpdate (update_requested).
-    await new Promise<void>((resolve) => client.renegotiate({}, () => resolve()));
-    const frame = Buffer.from(requestFrame({ apiKey: 18, apiVersion: 3, correlationId: 99, clientId: 'after-key-update', body: new Uint8Array([0, 0, 0]) }));
-    plaintext.push({ fromClient: true, bytes: frame });
-    const done = new Promise<void>((resolve) => (answered = resolve));
-    client.write(frame);
-    await done;
-  }
   // Let tickets and the last bytes pass before closing.
   await new Promise((r) => setTimeout(r, 20));
   await new Promise<void>((resolve) => {
     client.once('close', () => resolve());
     client.end();
   });
-  await new Promise((r) => setTimeout(r, 20));
-  relay.close();
-  server.close();
-  return { chunks, keylog, plaintext, session };
+  return session;
 }
 
 /** The recording as a capture: one TCP connection (client 10.9.0.1, broker 10.9.0.2:9093 by default), each chunk sent as it came. */
 export function captureOf(chunks: readonly Chunk[], o: { client?: string; broker?: string; mss?: number; scenario?: Scenario } = {}): Scenario {
+  // Loopback chunks can be 64 KB; the capture cuts them into segments of the given MSS.
   const s = o.scenario ?? new Scenario();
   const conn = s.connect({ client: o.client ?? '10.9.0.1:50001', broker: o.broker ?? '10.9.0.2:9092', mss: o.mss ?? 1460 });
   for (const ch of chunks) (ch.fromClient ? conn.clientBytes(ch.bytes) : conn.serverBytes(ch.bytes));
