@@ -12,7 +12,7 @@ import { requestFrame } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
 import { CONTENT, Tls13Session, record, u8 } from './builder/tls.js';
 import { analyzeFiles, brief, runKcid } from './helpers.js';
-import { captureOf, recordTls, recordTlsConnections, testCertificate, type RecordOptions, type TlsRecording } from './tls/record.js';
+import { captureOf, recordTls, recordTlsConnections, responseTo, testCertificate, type RecordOptions, type TlsRecording } from './tls/record.js';
 
 const haveOpenssl = testCertificate() !== null;
 
@@ -225,4 +225,151 @@ describe.skipIf(!haveOpenssl || !hasTool('tshark'))('TLS: kcid agrees with tshar
       expect(ours).toEqual(theirs);
     });
   }
+});
+
+/** A made-up TLS 1.3 session (test/builder/tls.ts) on one connection, its key log written to a file. */
+function madeUp(o: { mss?: number } = {}) {
+  const tls = new Tls13Session();
+  const s = new Scenario();
+  const conn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:9092', mss: o.mss ?? 1460 });
+  conn.clientBytes(tls.clientFirst());
+  conn.serverBytes(tls.serverFlight());
+  conn.clientBytes(tls.clientFinished());
+  const request = (correlationId: number): Buffer =>
+    tls.client.seal(CONTENT.APPLICATION_DATA, Buffer.from(requestFrame({ apiKey: 18, apiVersion: 3, correlationId, clientId: 'made-up', body: Buffer.from('0a6b6369642d7465737405302e312e3000', 'hex') })));
+  const response = (correlationId: number): Buffer => tls.server.seal(CONTENT.APPLICATION_DATA, responseTo(Buffer.from(requestFrame({ apiKey: 18, apiVersion: 3, correlationId }))));
+  return { tls, s, conn, request, response };
+}
+
+describe('TLS 1.3 made up byte by byte: KeyUpdate and bad input', () => {
+  it('KeyUpdate: records after it decrypt with the next traffic secret', async () => {
+    const m = madeUp();
+    m.conn.clientBytes(m.request(1));
+    m.conn.serverBytes(m.response(1));
+    m.conn.clientBytes(m.tls.client.keyUpdate());
+    m.conn.serverBytes(m.tls.server.keyUpdate());
+    m.conn.clientBytes(Buffer.concat([m.request(2), m.request(3)])); // two records in one segment
+    m.conn.serverBytes(m.response(2));
+    m.conn.serverBytes(m.response(3));
+    m.conn.close();
+    const capture = m.s.file('key-update.pcap');
+    const keys = tmpFile('key-update.keys', m.tls.keylog);
+    expect(await requestRows(capture, ['--tls-keylog', keys])).toEqual([
+      [18, 3, 1, 'made-up', true, 0],
+      [18, 3, 2, 'made-up', true, 0],
+      [18, 3, 3, 'made-up', true, 0],
+    ]);
+    const { doc } = await analyzeJson(capture, ['--tls-keylog', keys]);
+    expect(doc.findings).toEqual([]);
+    expect(doc.connections[0].tls).toEqual({
+      version: 'TLS 1.3',
+      offered: 'TLS 1.3',
+      cipher: 'TLS_AES_128_GCM_SHA256',
+      sni: 'broker1.kafka.test',
+      alpn: ['kafka'],
+      helloRetry: false,
+      resumed: false,
+      certificate: null,
+      clientRandom: '0123456789abcdef',
+      decrypted: true,
+    });
+  });
+
+  it('a wrong key: the first record of each direction that fails is a finding, the rest are counted', async () => {
+    const m = madeUp();
+    for (const c of [1, 2, 3]) {
+      m.conn.clientBytes(m.request(c));
+      m.conn.serverBytes(m.response(c));
+    }
+    m.conn.close();
+    const capture = m.s.file('wrong-key.pcap');
+    const wrong = m.tls.keylog.replace(/^(CLIENT_TRAFFIC_SECRET_0 \S+ )33/m, '$134');
+    const report = await analyzeFiles([capture], { tlsKeylogs: [tmpFile('wrong.keys', wrong)] });
+    expect(brief(report.findings)).toEqual([
+      ['tls-record-auth-failed', 7, 'a TLS record from the client failed authentication (frame 7): wrong key, or the capture is damaged; skipped'],
+      ['tls-record-auth-failed', 12, '2 more TLS records from the client failed authentication'],
+    ]);
+    // The broker's side still decrypts: its responses are there, the requests they answer are not.
+    expect(report.counts.requests).toBe(0);
+    expect(report.counts.responses).toBe(3);
+  });
+
+  it('a key log with garbage lines: the lines are skipped with a count, the good ones used', async () => {
+    const m = madeUp();
+    m.conn.clientBytes(m.request(1));
+    m.conn.close();
+    const capture = m.s.file('garbage.pcap');
+    const keys = tmpFile('garbage.keys', `# a comment\nnot a key log line\nCLIENT_RANDOM 1234 5678\n\n${m.tls.keylog}CLIENT_TRAFFIC_SECRET_0 ${'zz'.repeat(32)} ${'00'.repeat(32)}\n`);
+    const report = await analyzeFiles([capture], { tlsKeylogs: [keys] });
+    expect(report.inputs[0]!.notes).toEqual([`${keys}: 3 lines that are not NSS key log lines were skipped`]);
+    expect(report.counts.requests).toBe(1);
+  });
+
+  it('a record larger than 2^14 + 256 bytes is skipped by its length, and the next record still decrypts', async () => {
+    const m = madeUp();
+    m.conn.clientBytes(m.tls.client.seal(CONTENT.APPLICATION_DATA, Buffer.alloc(20_000)));
+    m.conn.clientBytes(m.request(1));
+    m.conn.serverBytes(m.response(1));
+    m.conn.close();
+    const report = await analyzeFiles([m.s.file('oversize.pcap')], { tlsKeylogs: [tmpFile('oversize.keys', m.tls.keylog)] });
+    expect(brief(report.findings)).toEqual([['tls-record-unreadable', 7, 'a TLS record from the client is 20017 bytes, more than the 16,640 TLS allows: skipped']]);
+    expect(report.counts.requests).toBe(1);
+    expect(report.counts.responses).toBe(1);
+  });
+
+  it('an alert mid-stream is a finding; close_notify is not', async () => {
+    const m = madeUp();
+    m.conn.clientBytes(m.request(1));
+    m.conn.serverBytes(Buffer.concat([m.response(1), m.tls.server.seal(CONTENT.ALERT, Buffer.of(2, 80))]));
+    m.conn.clientBytes(m.tls.client.seal(CONTENT.ALERT, Buffer.of(1, 0)));
+    m.conn.close();
+    const report = await analyzeFiles([m.s.file('alert.pcap')], { tlsKeylogs: [tmpFile('alert.keys', m.tls.keylog)] });
+    expect(brief(report.findings)).toEqual([['tls-alert', 8, 'TLS alert from the broker: fatal internal_error (80)']]);
+  });
+
+  it('an alert in the clear during the handshake', async () => {
+    const tls = new Tls13Session();
+    const s = new Scenario();
+    const conn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:9092' });
+    conn.clientBytes(tls.clientFirst());
+    conn.serverBytes(record(CONTENT.ALERT, Buffer.of(2, 40)));
+    conn.close();
+    const report = await analyzeFiles([s.file('hs-alert.pcap')]);
+    expect(brief(report.findings)).toEqual([
+      ['tls-alert', 5, 'TLS alert from the broker: fatal handshake_failure (40), in the clear'],
+      ['tls-on-kafka-port', 5, 'TLS connection, client random 0123456789abcdef: the handshake is not complete in the capture; its Kafka contents cannot be analysed'],
+    ]);
+  });
+
+  it('a record cut off when the connection ends', async () => {
+    const m = madeUp();
+    m.conn.clientBytes(m.request(1));
+    m.conn.clientBytes(m.request(2).subarray(0, 30));
+    m.conn.close();
+    const report = await analyzeFiles([m.s.file('cut.pcap')], { tlsKeylogs: [tmpFile('cut.keys', m.tls.keylog)] });
+    expect(brief(report.findings).filter((f) => f[0].startsWith('tls'))).toEqual([
+      ['tls-record-unreadable', 8, 'a TLS record from the client is incomplete when the connection ends: 30 of its 61 bytes were seen'],
+    ]);
+    expect(report.counts.requests).toBe(1);
+  });
+
+  it('a capture gap inside a record: that record is reported, decryption carries on with the next', async () => {
+    const m = madeUp({ mss: 40 });
+    const before = m.s.frames.length;
+    m.conn.clientBytes(m.request(1)); // 61 bytes: segments of 40 and 21
+    m.s.frames.splice(before + 1, 1); // the capture loses the second one
+    m.conn.clientBytes(m.request(2));
+    m.conn.serverBytes(m.response(1));
+    m.conn.serverBytes(m.response(2));
+    m.conn.close();
+    const capture = m.s.file('gap.pcap');
+    const keys = tmpFile('gap.keys', m.tls.keylog);
+    const report = await analyzeFiles([capture], { tlsKeylogs: [keys] });
+    expect(brief(report.findings)).toEqual([
+      ['capture-gap', 14, '21 bytes from the client are missing from the capture'],
+      ['tls-record-unreadable', 14, 'a TLS record from the client lost 21 bytes to a capture gap and was skipped'],
+    ]);
+    // Request 1 is lost with its record; request 2, one sequence number on, decrypts and is answered.
+    expect(await requestRows(capture, ['--tls-keylog', keys])).toEqual([[18, 3, 2, 'made-up', true, 0]]);
+  });
 });
