@@ -55,6 +55,8 @@ async function* untilAborted(source: AsyncIterable<Buffer>, signal: AbortSignal)
 }
 
 export const DEFAULT_KAFKA_PORT = 9092;
+/** Ports that are Kafka without detection by default: 9092, and 9093, where SSL listeners usually are. */
+export const DEFAULT_KAFKA_PORTS: readonly number[] = [DEFAULT_KAFKA_PORT, 9093];
 /** Kafka's socket.request.max.bytes default. */
 export const DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024;
 

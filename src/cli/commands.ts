@@ -18,7 +18,7 @@ import {
 import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
 import { REPORT_RULES } from '../analysis/rules/index.js';
-import { analyzeInput, DEFAULT_KAFKA_PORT, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
+import { analyzeInput, DEFAULT_KAFKA_PORTS, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
 import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
 import { findingJson, writeReportJson } from '../report/json.js';
@@ -90,7 +90,7 @@ function readableKeylog(path: string): string {
 
 function captureOptions(o: CommonCliOptions, progress: Progress | null): AnalyzeOptions {
   const opts: AnalyzeOptions = {
-    kafkaPorts: o.port === undefined ? new Set([DEFAULT_KAFKA_PORT]) : parsePorts(o.port),
+    kafkaPorts: o.port === undefined ? new Set(DEFAULT_KAFKA_PORTS) : parsePorts(o.port),
     detect: o.detect,
     maxFrameBytes: o.maxFrameBytes === undefined ? DEFAULT_MAX_FRAME_BYTES : parseSize(o.maxFrameBytes, '--max-frame-bytes'),
   };
