@@ -373,3 +373,32 @@ describe('TLS 1.3 made up byte by byte: KeyUpdate and bad input', () => {
     expect(await requestRows(capture, ['--tls-keylog', keys])).toEqual([[18, 3, 2, 'made-up', true, 0]]);
   });
 });
+
+describe('TLS bounds', () => {
+  it('a 200 KB handshake message sent one byte per record is read in linear time', async () => {
+    const s = new Scenario();
+    const conn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:9092', mss: 1460 });
+    const message = Buffer.concat([Buffer.of(99, 0x03, 0x0d, 0x40), Buffer.alloc(200_000, 0x41)]); // type 99, length 200,000
+    const records: Buffer[] = [];
+    for (let i = 0; i < message.length; i++) records.push(record(CONTENT.HANDSHAKE, message.subarray(i, i + 1)));
+    const flight = Buffer.concat(records);
+    for (let at = 0; at < flight.length; at += 60_000) conn.clientBytes(flight.subarray(at, at + 60_000));
+    conn.close();
+    const t0 = performance.now();
+    const report = await analyzeFiles([s.file('one-byte-records.pcap')]);
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(brief(report.findings)).toEqual([['tls-on-kafka-port', 844, 'TLS connection: the handshake is not complete in the capture; its Kafka contents cannot be analysed']]);
+  });
+
+  it('a handshake message longer than 256 KiB is not kept', async () => {
+    const s = new Scenario();
+    const conn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:9092' });
+    conn.clientBytes(record(CONTENT.HANDSHAKE, Buffer.of(1, 0x10, 0x00, 0x00, 1, 2, 3)));
+    conn.close();
+    const report = await analyzeFiles([s.file('huge-hello.pcap')]);
+    expect(brief(report.findings)).toEqual([
+      ['tls-on-kafka-port', 4, 'TLS connection: the handshake is not complete in the capture; its Kafka contents cannot be analysed'],
+      ['tls-record-unreadable', 4, 'a 1048576-byte TLS handshake message from the client is larger than kcid reads'],
+    ]);
+  });
+});

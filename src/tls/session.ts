@@ -340,24 +340,30 @@ export class TlsSession {
 
   private handshakeBytes(side: TlsSide, d: Direction, buf: Buffer, off: number, len: number, encrypted: boolean): void {
     if (d.hsBroken) return;
-    // Messages may span records, and records may carry several messages (RFC 8446 §5.1).
+    // Messages may span records, and records may carry several messages (RFC 8446 §5.1). The
+    // common case, whole messages in one record, is read in place; otherwise the bytes are kept
+    // in a buffer that doubles as it fills (one byte per record must not cost a copy of the rest).
     let data = buf;
     let start = off;
     let end = off + len;
     if (d.hsLen > 0) {
-      const joined = Buffer.allocUnsafe(d.hsLen + len);
-      d.hs!.copy(joined, 0, 0, d.hsLen);
-      buf.copy(joined, d.hsLen, off, off + len);
-      data = joined;
+      if (d.hs!.length < d.hsLen + len) {
+        const grown = Buffer.allocUnsafe(Math.max(2 * d.hs!.length, d.hsLen + len));
+        d.hs!.copy(grown, 0, 0, d.hsLen);
+        d.hs = grown;
+      }
+      buf.copy(d.hs!, d.hsLen, off, off + len);
+      d.hsLen += len;
+      data = d.hs!;
       start = 0;
-      end = joined.length;
-      d.hs = null;
-      d.hsLen = 0;
+      end = d.hsLen;
     }
     while (end - start >= 4) {
       const length = data.readUIntBE(start + 1, 3);
       if (length > MAX_HANDSHAKE_BYTES) {
         d.hsBroken = true;
+        d.hs = null;
+        d.hsLen = 0;
         this.out.note('tls-record', side, this.frame, `a ${length}-byte TLS handshake message from the ${d.name} is larger than kcid reads`);
         return;
       }
@@ -370,6 +376,8 @@ export class TlsSession {
         if (type === HS_CLIENT_HELLO || type === HS_SERVER_HELLO) {
           // Without the hellos there is nothing to decrypt with: one note for the connection says it.
           d.hsBroken = true;
+          d.hs = null;
+          d.hsLen = 0;
           this.noteUnreadable(`its ${type === HS_CLIENT_HELLO ? 'ClientHello' : 'ServerHello'} does not parse (${e.message})`);
           return;
         }
@@ -377,9 +385,17 @@ export class TlsSession {
       }
       start += 4 + length;
     }
-    if (start < end) {
-      d.hs = Buffer.from(data.subarray(start, end));
-      d.hsLen = end - start;
+    const left = end - start;
+    if (left === 0) {
+      d.hs = null;
+      d.hsLen = 0;
+    } else if (data === d.hs) {
+      d.hs.copy(d.hs, 0, start, end);
+      d.hsLen = left;
+    } else {
+      d.hs = Buffer.allocUnsafe(Math.max(left, 256));
+      data.copy(d.hs, 0, start, end);
+      d.hsLen = left;
     }
   }
 
