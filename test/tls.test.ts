@@ -402,3 +402,44 @@ describe('TLS bounds', () => {
     ]);
   });
 });
+
+describe('TLS 1.3: a capture gap over record boundaries', () => {
+  it('kcid finds the next record that decrypts, one sequence number or more on, and carries on', async () => {
+    const m = madeUp({ mss: 40 });
+    const before = m.s.frames.length;
+    // Three 61-byte records in segments [0,40) [40,80) [80,120) [120,160) [160,183): the second
+    // segment holds the end of record 1 and the header of record 2, so both are lost.
+    m.conn.clientBytes(Buffer.concat([m.request(1), m.request(2), m.request(3)]));
+    m.s.frames.splice(before + 1, 1);
+    m.conn.serverBytes(m.response(1));
+    m.conn.serverBytes(m.response(2));
+    m.conn.serverBytes(m.response(3));
+    m.conn.clientBytes(m.request(4));
+    m.conn.serverBytes(m.response(4));
+    m.conn.close();
+    const capture = m.s.file('gap-over-headers.pcap');
+    const keys = tmpFile('gap-over-headers.keys', m.tls.keylog);
+    const report = await analyzeFiles([capture], { tlsKeylogs: [keys] });
+    expect(brief(report.findings).filter((f) => f[0].startsWith('tls') || f[0] === 'capture-gap')).toEqual([
+      ['capture-gap', 14, '40 bytes from the client are missing from the capture'],
+      ['tls-record-unreadable', 14, 'a capture gap of 40 bytes took TLS record boundaries from the client: kcid resumes at the next record that decrypts'],
+    ]);
+    expect((await requestRows(capture, ['--tls-keylog', keys])).map((r) => r[2])).toEqual([3, 4]);
+  });
+
+  it('bytes after the gap that are no record keep kcid looking, within bounds', async () => {
+    const m = madeUp();
+    const before = m.s.frames.length;
+    m.conn.clientBytes(m.request(1));
+    // 100 KB that looks like a record header every 5 bytes (17 03 03 00 40: 64 bytes of application data).
+    m.conn.clientBytes(Buffer.concat(Array.from({ length: 20_000 }, () => Buffer.of(0x17, 3, 3, 0, 0x40))));
+    m.s.frames.splice(before, 1); // record 1 lost: its 61 bytes are a gap
+    m.conn.clientBytes(m.request(2));
+    m.conn.close();
+    const t0 = performance.now();
+    const report = await analyzeFiles([m.s.file('junk.pcap')], { tlsKeylogs: [tmpFile('junk.keys', m.tls.keylog)] });
+    expect(performance.now() - t0).toBeLessThan(5000);
+    // Past the junk, request 2 (one sequence number after the lost record) decrypts.
+    expect(report.counts.requests).toBe(1);
+  });
+});

@@ -56,6 +56,23 @@ export class RecordCipher {
     }
   }
 
+  /**
+   * The sequence number, from this one to `window` after it, at which the record authenticates,
+   * or -1: how kcid finds its place again after a gap took the record boundaries. `seq` is left as it was.
+   */
+  findSequence(header: Buffer, headerOff: number, body: Buffer, off: number, len: number, window: number): number {
+    const from = this.seq;
+    for (let s = from; s < from + window; s++) {
+      this.seq = s;
+      if (this.open(header, headerOff, body, off, len) !== null) {
+        this.seq = from;
+        return s;
+      }
+    }
+    this.seq = from;
+    return -1;
+  }
+
   /** nonce = iv XOR the 64-bit sequence number, left-padded to the IV's length (RFC 8446 §5.3). */
   private xorNonce(seq: number): Buffer {
     const n = this.nonce;

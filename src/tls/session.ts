@@ -35,6 +35,13 @@ const ALERT = 21;
 const HANDSHAKE = 22;
 const APPLICATION_DATA = 23;
 
+/** Bytes kept while looking for the next record after a gap: two records, so one always fits whole. */
+const RESYNC_BYTES = 2 * (5 + MAX_RECORD_BYTES);
+/** Sequence numbers tried for the first record after a gap (records the gap may have held). */
+const MAX_SEQ_WINDOW = 256;
+/** The smallest protected record: header, one byte of content type, the 16-byte tag. */
+const MIN_PROTECTED_RECORD = 5 + 17;
+
 const LOST = -1;
 const SKIPPED = -2;
 
@@ -67,6 +74,16 @@ class Direction {
   /** Handshake messages are no longer followed (one was lost or too large). */
   hsBroken = false;
   authFailures = 0;
+  /**
+   * After a gap took the record boundaries of an AEAD stream: bytes kept while kcid looks for a
+   * record that decrypts at one of the next sequence numbers (RESYNC_BYTES at most).
+   */
+  resync: Buffer | null = null;
+  resyncLen = 0;
+  /** Positions of resync before this one hold no record. */
+  scanFrom = 0;
+  /** Sequence numbers tried after the last known one. */
+  seqWindow = 0;
   /** Frame of the packet that began the record in progress. */
   recordFrame = 0;
   constructor(readonly name: 'client' | 'broker') {}
@@ -99,6 +116,10 @@ export class TlsSession {
     this.tsSec = tsSec;
     this.tsNsec = tsNsec;
     const end = off + len;
+    if (d.resync !== null) {
+      off = this.resyncData(side, d, buf, off, end);
+      if (d.resync !== null) return;
+    }
     while (off < end && !d.lost) {
       if (d.skip > 0) {
         const n = Math.min(d.skip, end - off);
@@ -203,6 +224,10 @@ export class TlsSession {
   end(): void {
     for (const side of [0, 1] as const) {
       const d = this.sides[side];
+      // Still looking for a record after a gap: candidates that wanted bytes past the end were not records.
+      for (let at = d.resync === null ? -1 : this.findRecord(d, true); at >= 0; at = d.resync === null ? -1 : this.findRecord(d, true)) {
+        this.resumeAt(side, d, at);
+      }
       // A connection kcid cannot decrypt already has its one note; a record cut short there loses nothing more.
       if (d.headerLen > 0 && !d.lost && this.info.decrypted) {
         const what = d.headerLen < 5 ? `${d.headerLen} bytes of a record header` : `${5 + d.bodyLen} of its ${5 + d.body!.length} bytes`;
@@ -315,9 +340,80 @@ export class TlsSession {
     d.lost = true;
     d.headerLen = 0;
     d.body = null;
+    const cipher = d.cipher;
+    if (cipher !== null && d.protectedFromHere && cipher.suite.kind !== 'cbc') {
+      // AEAD records carry no sequence number, but the next one decrypts only at its own: kcid
+      // looks for a record header whose record authenticates at one of the next few numbers.
+      d.resync = Buffer.allocUnsafe(RESYNC_BYTES);
+      d.resyncLen = 0;
+      d.scanFrom = 0;
+      d.seqWindow = Math.min(MAX_SEQ_WINDOW, Math.ceil(bytes / MIN_PROTECTED_RECORD) + 1);
+      this.out.plaintextGap(side, bytes, frame);
+      this.out.note('tls-record', side, frame, `a capture gap of ${bytes} bytes took TLS record boundaries from the ${d.name}: kcid resumes at the next record that decrypts`);
+      return;
+    }
     if (d.cipher !== null || !d.protectedFromHere) {
       this.out.note('tls-record', side, frame, `a capture gap of ${bytes} bytes took TLS record boundaries from the ${d.name}: the rest of this direction is not read`);
     }
+  }
+
+  /** Bytes after a gap, while looking for the next record; returns where normal reading resumes in `buf`. */
+  private resyncData(side: TlsSide, d: Direction, buf: Buffer, off: number, end: number): number {
+    for (;;) {
+      const r = d.resync!;
+      if (off < end) {
+        if (d.resyncLen === r.length) {
+          // Full: drop what was scanned (a record starting at scanFrom then always fits).
+          r.copy(r, 0, d.scanFrom, d.resyncLen);
+          d.resyncLen -= d.scanFrom;
+          d.scanFrom = 0;
+        }
+        const n = Math.min(r.length - d.resyncLen, end - off);
+        buf.copy(r, d.resyncLen, off, off + n);
+        d.resyncLen += n;
+        off += n;
+      }
+      const at = this.findRecord(d, false);
+      if (at >= 0) {
+        this.resumeAt(side, d, at);
+        return off;
+      }
+      if (off >= end) return end;
+    }
+  }
+
+  /** The record at `at` of the resync buffer decrypts: read it, then what follows it, as usual. */
+  private resumeAt(side: TlsSide, d: Direction, at: number): void {
+    const r = d.resync!;
+    const length = r.readUInt16BE(at + 3);
+    d.resync = null;
+    d.lost = false;
+    this.record(side, d, r, at, r, at + 5, length);
+    const rest = r.subarray(at + 5 + length, d.resyncLen);
+    if (rest.length > 0) this.data(side, rest, 0, rest.length, this.frame, this.tsSec, this.tsNsec);
+  }
+
+  /** A whole record in the resync buffer that decrypts at one of the next sequence numbers (its cipher set to it), or -1. */
+  private findRecord(d: Direction, final: boolean): number {
+    const r = d.resync!;
+    const cipher = d.cipher!;
+    for (let p = d.scanFrom; p + 5 <= d.resyncLen; p++) {
+      if (r[p] !== APPLICATION_DATA || r[p + 1] !== 3 || r[p + 2] !== 3) continue;
+      const length = r.readUInt16BE(p + 3);
+      if (length < MIN_PROTECTED_RECORD - 5 || length > MAX_RECORD_BYTES) continue;
+      if (p + 5 + length > d.resyncLen) {
+        if (final) continue; // no more bytes are coming: this one was not a record
+        d.scanFrom = p;
+        return -1; // wait for the rest of this candidate
+      }
+      const seq = cipher.findSequence(r, p, r, p + 5, length, d.seqWindow);
+      if (seq >= 0) {
+        cipher.seq = seq;
+        return p;
+      }
+    }
+    d.scanFrom = Math.max(d.scanFrom, d.resyncLen - 4);
+    return -1;
   }
 
   private changeCipherSpec(side: TlsSide, d: Direction): void {
