@@ -72,8 +72,10 @@ export const tlsRecordUnreadable: StreamRule = {
   explanation:
     'TLS sends records of at most 2^14 + 256 bytes of ciphertext, each with a 5-byte header. A record larger ' +
     'than that is skipped by its length; a record that lost bytes to a capture gap is skipped and decryption ' +
-    'carries on with the next one (the sequence number is known); a gap over a record header, or bytes that do ' +
-    'not start with a TLS record header, lose the record boundaries and the rest of that direction is not read. ' +
+    'carries on with the next one (the sequence number is known). A gap over a record header loses the record ' +
+    'boundaries: with an AEAD cipher kcid resumes at the next record that authenticates at one of the next ' +
+    'sequence numbers; with TLS 1.2 CBC, or after bytes that are not a TLS record header, the rest of that ' +
+    'direction is not read. ' +
     'A record cut off by the end of the capture, and handshake messages that do not parse, are reported too.',
   spec: 'RFC 8446 §5.1-5.2: "The length MUST NOT exceed 2^14 + 256 bytes. An endpoint that receives a record that exceeds this length MUST terminate the connection with a record_overflow alert."',
 };
