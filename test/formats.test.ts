@@ -464,6 +464,23 @@ describe('json written directly', () => {
       startSeen: i % 2 === 0,
       requests: i * 1000,
       gaps: i,
+      // TLS connections carry their handshake, wire strings (SNI, ALPN, certificate subject) included.
+      ...(i % 2 === 1
+        ? {
+            tls: {
+              version: 'TLS 1.3',
+              offered: 'TLS 1.3',
+              cipher: 'TLS_AES_128_GCM_SHA256',
+              sni: text,
+              alpn: [text, 'kafka'],
+              helloRetry: i === 3,
+              resumed: i === 5,
+              certificate: i === 1 ? null : { subject: `CN=${text}`, notBefore: '2026-01-01T00:00:00Z', notAfter: null },
+              clientRandom: '0123456789abcdef',
+              decrypted: i > 3,
+            },
+          }
+        : {}),
     }));
     for (const report of [mix, { ...mix, connections }, { ...mix, connections: [] }]) {
       expect(renderJson(report)).toBe(`${safeJson(reportJson(report), 2)}\n`);

@@ -11,7 +11,7 @@ import { tmpFile } from './builder/capture.js';
 import { requestFrame } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
 import { CONTENT, Tls13Session, record, u8 } from './builder/tls.js';
-import { analyzeFiles, brief, runKcid } from './helpers.js';
+import { analyzeFiles, brief, ID_A, ID_A_B64, runKcid } from './helpers.js';
 import { captureOf, recordTls, recordTlsConnections, responseTo, testCertificate, type RecordOptions, type TlsRecording } from './tls/record.js';
 
 const haveOpenssl = testCertificate() !== null;
@@ -273,6 +273,23 @@ describe('TLS 1.3 made up byte by byte: KeyUpdate and bad input', () => {
       clientRandom: '0123456789abcdef',
       decrypted: true,
     });
+  });
+
+  it('kcid clients --instance lists the connection with its TLS handshake; the rules judge decrypted requests', async () => {
+    const m = madeUp();
+    const withId = (correlationId: number, clientId: string | null): Buffer =>
+      m.tls.client.seal(CONTENT.APPLICATION_DATA, Buffer.from(requestFrame({ apiKey: 3, apiVersion: 12, correlationId, clientId, clientInstanceId: ID_A, body: Buffer.of(0, 1, 0) })));
+    m.conn.clientBytes(withId(1, 'tls-app'));
+    m.conn.clientBytes(withId(2, 'tls-app')); // a ClientId after the first request: a KIP-1313 violation
+    m.conn.close();
+    const capture = m.s.file('instance.pcap');
+    const keys = tmpFile('instance.keys', m.tls.keylog);
+    const out = await runKcid(['clients', '--instance', ID_A_B64.slice(0, 6), '--tls-keylog', keys, capture]);
+    expect(out.stdout).toContain(
+      '\nTLS\n10.9.0.1:50001 -> 10.9.0.2:9092: TLS 1.3, TLS_AES_128_GCM_SHA256, SNI "broker1.kafka.test", ALPN "kafka", decrypted\n',
+    );
+    const report = await analyzeFiles([capture], { tlsKeylogs: [keys] });
+    expect(brief(report.findings)).toEqual([['client-id-after-first', 8, 'ClientId "tls-app" sent on a request other than the first of the connection']]);
   });
 
   it('a wrong key: the first record of each direction that fails is a finding, the rest are counted', async () => {
