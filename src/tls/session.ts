@@ -41,6 +41,8 @@ const RESYNC_BYTES = 2 * (5 + MAX_RECORD_BYTES);
 const MAX_SEQ_WINDOW = 256;
 /** The smallest protected record: header, one byte of content type, the 16-byte tag. */
 const MIN_PROTECTED_RECORD = 5 + 17;
+/** Trial decryptions after one gap before kcid gives up on the direction (a few tens of ms of AES-GCM). */
+const MAX_RESYNC_TRIALS = 4096;
 
 const LOST = -1;
 const SKIPPED = -2;
@@ -84,6 +86,8 @@ class Direction {
   scanFrom = 0;
   /** Sequence numbers tried after the last known one. */
   seqWindow = 0;
+  /** Decryptions tried since the gap (bounded: junk that looks like record headers must not cost without end). */
+  trials = 0;
   /** Frame of the packet that began the record in progress. */
   recordFrame = 0;
   constructor(readonly name: 'client' | 'broker') {}
@@ -225,7 +229,7 @@ export class TlsSession {
     for (const side of [0, 1] as const) {
       const d = this.sides[side];
       // Still looking for a record after a gap: candidates that wanted bytes past the end were not records.
-      for (let at = d.resync === null ? -1 : this.findRecord(d, true); at >= 0; at = d.resync === null ? -1 : this.findRecord(d, true)) {
+      for (let at = d.resync === null ? -1 : this.findRecord(side, d, true); at >= 0; at = d.resync === null ? -1 : this.findRecord(side, d, true)) {
         this.resumeAt(side, d, at);
       }
       // A connection kcid cannot decrypt already has its one note; a record cut short there loses nothing more.
@@ -348,6 +352,7 @@ export class TlsSession {
       d.resyncLen = 0;
       d.scanFrom = 0;
       d.seqWindow = Math.min(MAX_SEQ_WINDOW, Math.ceil(bytes / MIN_PROTECTED_RECORD) + 1);
+      d.trials = 0;
       this.out.plaintextGap(side, bytes, frame);
       this.out.note('tls-record', side, frame, `a capture gap of ${bytes} bytes took TLS record boundaries from the ${d.name}: kcid resumes at the next record that decrypts`);
       return;
@@ -373,7 +378,8 @@ export class TlsSession {
         d.resyncLen += n;
         off += n;
       }
-      const at = this.findRecord(d, false);
+      const at = this.findRecord(side, d, false);
+      if (d.resync === null) return end; // given up
       if (at >= 0) {
         this.resumeAt(side, d, at);
         return off;
@@ -394,7 +400,7 @@ export class TlsSession {
   }
 
   /** A whole record in the resync buffer that decrypts at one of the next sequence numbers (its cipher set to it), or -1. */
-  private findRecord(d: Direction, final: boolean): number {
+  private findRecord(side: TlsSide, d: Direction, final: boolean): number {
     const r = d.resync!;
     const cipher = d.cipher!;
     for (let p = d.scanFrom; p + 5 <= d.resyncLen; p++) {
@@ -410,6 +416,12 @@ export class TlsSession {
       if (seq >= 0) {
         cipher.seq = seq;
         return p;
+      }
+      d.trials += d.seqWindow;
+      if (d.trials > MAX_RESYNC_TRIALS) {
+        d.resync = null;
+        this.out.note('tls-record', side, this.frame, `no TLS record from the ${d.name} decrypted after the capture gap: the rest of this direction is not read`);
+        return -1;
       }
     }
     d.scanFrom = Math.max(d.scanFrom, d.resyncLen - 4);
