@@ -6,6 +6,8 @@
  */
 import type { InputActivity } from './activity.js';
 
+import type { TlsInfo } from '../tls/types.js';
+
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
 
@@ -100,6 +102,8 @@ export interface ConnectionSummary {
   firstRequestUs: number | null;
   /** Request latencies in microseconds, log-bucketed (see analysis/latency.ts). */
   latency: number[];
+  /** For a connection over TLS: what its handshake showed (absent for plaintext connections). */
+  tls?: TlsInfo;
 }
 
 export interface CaptureSummary {
