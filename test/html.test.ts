@@ -220,7 +220,7 @@ describe('the page', () => {
     const doc = JSON.parse((await runKcid(['analyze', 'fixtures/kip1313-mix.pcapng', '--format', 'summary-json'])).stdout) as { inputs: { activity?: unknown }[] };
     delete doc.inputs[0]!.activity;
     const page = (await runKcid(['merge', tmpFile('old.json', JSON.stringify(doc)), '--format', 'html'])).stdout;
-    expect(page.match(/<g class="lane" data-kind="instance"/g)).toHaveLength(8);
+    expect(page.match(/<g class="lane" data-kind="instance"/g)).toHaveLength(9);
     expect(page.match(/class="tick( [a-z]+)?"/g)).toBeNull();
     expect(page).toContain('The summaries this page was made from hold no request times (made by an older kcid): requests are not drawn.');
     expect(page).toContain('<p>No requests with times to chart.</p>');
