@@ -11,8 +11,9 @@ import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
-import type { ConnectionSummary, Finding, InputSummary } from './types.js';
+import type { ConnectionSummary, Finding, InputSummary, TelemetryEvent } from './types.js';
 import { toMicros } from '../base/time.js';
+import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/index.js';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */
@@ -31,6 +32,10 @@ export interface AnalyzeOptions {
   maxFindings?: number;
   /** Stop reading at this signal (follow mode's Ctrl-C) and analyse what was read. */
   signal?: AbortSignal;
+  /** Decode PushTelemetry's metrics (kcid telemetry, analyze --decode-telemetry); off: blobs are sized, not copied. */
+  decodeTelemetry?: boolean;
+  /** The most a telemetry blob may decompress to, and the largest PushTelemetry frame kept (default 16 MiB). */
+  maxTelemetryBytes?: number;
 }
 
 /** The chunks of `source` until `signal` fires; then the iteration simply ends. */
@@ -60,6 +65,7 @@ export interface InputResult {
   input: InputSummary;
   connections: ConnectionSummary[];
   findings: Finding[];
+  telemetry: TelemetryEvent[];
 }
 
 export async function analyzeInput(
@@ -81,9 +87,11 @@ export async function analyzeInput(
     onFinding(f);
   };
   const clock = { tsSec: 0, tsNsec: 0 };
-  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries);
+  const telemetry = { decode: opts.decodeTelemetry === true, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES };
+  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry);
+  const keepTelemetryBytes = telemetry.decode ? telemetry.maxBytes : 0;
   const reassembler = new Reassembler(
-    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock }),
+    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock, keepTelemetryBytes }),
     {
       kafkaPorts: opts.kafkaPorts,
       ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }),
@@ -148,6 +156,10 @@ export async function analyzeInput(
     const list = unlistedFindings.map(([rule, n]) => `${rule} ${count(n)}`).join(', ');
     notes.push(`findings beyond the first ${count(maxFindings)} of a rule are counted but not listed (--max-findings): ${list}`);
   }
+  const telemetryEvents = analyzer.telemetry.finish();
+  if (analyzer.telemetry.dropped > 0) {
+    notes.push(`${count(analyzer.telemetry.dropped)} telemetry requests beyond the first ${count(telemetryEvents.length)} are not judged by the telemetry rules`);
+  }
   if (stats.truncatedAtFrame > 0) {
     const f: Finding = {
       rule: 'capture-truncated',
@@ -188,6 +200,7 @@ export async function analyzeInput(
     },
     connections: analyzer.connections.sort(compareConnections),
     findings,
+    telemetry: telemetryEvents,
   };
 }
 

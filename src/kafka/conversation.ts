@@ -11,6 +11,7 @@ import { decodeRequestHeader, responseHeaderVersion } from './headers.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import type { RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
+import { keptTelemetryPrefix, pushTelemetryMetrics } from './telemetry-frame.js';
 import {
   bodyPrefixWanted,
   decodeRequestBody,
@@ -33,6 +34,11 @@ export interface KafkaOptions {
   learnedBrokerPorts?: Set<number>;
   /** The time of the packet being processed, kept by the caller: gaps are dated by the packet that revealed them. */
   clock?: { tsSec: number; tsNsec: number };
+  /**
+   * Keep PushTelemetry requests up to this many bytes whole and hand over their Metrics blob
+   * (`KafkaRequest.metricsBlob`); 0 or absent: the blob is sized, never copied (telemetry-frame.ts).
+   */
+  keepTelemetryBytes?: number;
 }
 
 export interface KafkaRequest {
@@ -46,6 +52,8 @@ export interface KafkaRequest {
   body: RequestBody | null;
   /** Why the body could not be decoded, when kcid tried. */
   bodyError: string | null;
+  /** PushTelemetry's Metrics bytes (a copy), when KafkaOptions.keepTelemetryBytes kept this frame whole. */
+  metricsBlob: Uint8Array | null;
   /** False for Produce with acks=0: the broker sends no response. */
   expectsResponse: boolean;
   /** False when a gap or the end of the capture cut the frame short. */
@@ -163,6 +171,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   private saslRaw = false;
   private saslHandshakeCorrelation = 0;
   private firstClientByte = true;
+  private readonly keepTelemetryBytes: number;
   /** The last request header's ClientInstanceId, as kept by keepInstanceId(). */
   private lastInstanceId: Uint8Array | null = null;
 
@@ -173,6 +182,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   ) {
     this.startSeen = tcp.synSeen;
     this.maxPending = opts.maxPendingRequests ?? DEFAULT_MAX_PENDING;
+    this.keepTelemetryBytes = opts.keepTelemetryBytes ?? 0;
     this.client = tcp.a;
     this.broker = tcp.b;
     const aKafka = opts.kafkaPorts.has(tcp.a.port);
@@ -288,18 +298,18 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   // Framers are made when their direction first carries bytes: a connection that never does (a SYN
   // flood, a port check) costs none.
   private get requests(): Framer {
-    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES));
+    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES, this.keepTelemetryBytes));
   }
 
   private get responses(): Framer {
     return (this.responseFramer ??= this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES));
   }
 
-  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number): Framer {
+  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number, keepBytes = 0): Framer {
     return new Framer(sink, {
       maxFrameBytes: this.opts.maxFrameBytes,
       initialHead,
-      maxPrefixBytes: MAX_PREFIX,
+      maxPrefixBytes: Math.max(MAX_PREFIX, keepBytes),
       minFrameBytes: this.saslRaw ? 0 : minFrameBytes,
     });
   }
@@ -420,8 +430,13 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       // An API kcid does not know (newer than its table) is kept if its header looks sane.
       if (apiKey < 0 || apiVersion < 0 || apiVersion > 200 || header.correlationId < 0) return -1;
     }
-    const wanted = known ? bodyPrefixWanted(apiKey, header.headerLength, size) : header.headerLength;
-    if (!final && wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
+    const kept = known ? keptTelemetryPrefix(apiKey, headLen, size, this.keepTelemetryBytes) : null;
+    if (kept !== null) {
+      if (!final && kept > headLen) return kept;
+    } else {
+      const wanted = known ? bodyPrefixWanted(apiKey, header.headerLength, size) : header.headerLength;
+      if (!final && wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
+    }
     let body: RequestBody | null = null;
     let bodyError: string | null = null;
     let expectsResponse = true;
@@ -442,6 +457,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       header,
       body,
       bodyError,
+      metricsBlob: kept !== null && headLen === size && body !== null ? pushTelemetryMetrics(head, header.headerLength, headLen, apiVersion) : null,
       expectsResponse,
       complete: false,
     };
