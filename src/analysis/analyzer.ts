@@ -74,7 +74,11 @@ export class CaptureAnalyzer implements KafkaListener {
     telemetry: TelemetryDecoding = { decode: false, maxBytes: DEFAULT_MAX_TELEMETRY_BYTES },
   ) {
     this.telemetry = new TelemetryCollector(input, telemetry);
+    this.telemetryOn = telemetry.decode;
   }
+
+  /** Telemetry questions were asked (kcid telemetry, analyze --telemetry): collect the KIP-714 conversation. */
+  private readonly telemetryOn: boolean;
 
   /** KIP-714 telemetry requests, for the summary (see telemetry-events.ts). */
   readonly telemetry: TelemetryCollector;
@@ -105,7 +109,7 @@ export class CaptureAnalyzer implements KafkaListener {
     this.judging(s, r);
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onRequest?.(s, r, this.reporters[i]!);
     this.update(s, r);
-    if (r.header.apiKey === API.PushTelemetry) this.telemetry.request(s, r);
+    if (this.telemetryOn && r.header.apiKey === API.PushTelemetry) this.telemetry.request(s, r);
     this.observer.request?.(s, r);
   }
 
@@ -122,14 +126,14 @@ export class CaptureAnalyzer implements KafkaListener {
       s.countLatency(latencyBucket(latency));
       this.learnFromResponse(s, q, r);
       const key = q.header.apiKey;
-      if (key === API.PushTelemetry || key === API.GetTelemetrySubscriptions) this.telemetry.response(s, q, r);
+      if (this.telemetryOn && (key === API.PushTelemetry || key === API.GetTelemetrySubscriptions)) this.telemetry.response(s, q, r);
     }
     this.observer.response?.(s, r);
   }
 
   unanswered(c: KafkaConnection, r: KafkaRequest): void {
     const s = c.listenerState as ConnState | null;
-    if (r.header.apiKey === API.PushTelemetry) this.telemetry.unanswered(r);
+    if (this.telemetryOn && r.header.apiKey === API.PushTelemetry) this.telemetry.unanswered(r);
     if (s !== null) this.observer.unanswered?.(s, r);
   }
 

@@ -32,7 +32,11 @@ export interface AnalyzeOptions {
   maxFindings?: number;
   /** Stop reading at this signal (follow mode's Ctrl-C) and analyse what was read. */
   signal?: AbortSignal;
-  /** Decode PushTelemetry's metrics (kcid telemetry, analyze --decode-telemetry); off: blobs are sized, not copied. */
+  /**
+   * Telemetry questions (kcid telemetry, analyze --telemetry): collect the KIP-714 conversation for
+   * the telemetry rules and decode PushTelemetry's metrics. Off: nothing is collected and blobs are
+   * sized, not copied (as fast as without telemetry).
+   */
   decodeTelemetry?: boolean;
   /** The most a telemetry blob may decompress to, and the largest PushTelemetry frame kept (default 16 MiB). */
   maxTelemetryBytes?: number;
@@ -65,7 +69,8 @@ export interface InputResult {
   input: InputSummary;
   connections: ConnectionSummary[];
   findings: Finding[];
-  telemetry: TelemetryEvent[];
+  /** KIP-714 telemetry requests, in capture order (absent in a result made by an older worker or a test). */
+  telemetry?: TelemetryEvent[];
 }
 
 export async function analyzeInput(

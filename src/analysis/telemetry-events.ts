@@ -14,7 +14,10 @@ import type { ConnState } from './connection-state.js';
 import type { TelemetryEvent, TelemetryPushEvent } from './types.js';
 
 export interface TelemetryDecoding {
-  /** Decode PushTelemetry blobs (the conversation then keeps their frames whole). */
+  /**
+   * Telemetry questions were asked: collect the conversation and decode PushTelemetry blobs (the
+   * Kafka stage then keeps their frames whole). Off, the analyzer collects nothing.
+   */
   decode: boolean;
   /** The most a blob may decompress to, and the largest PushTelemetry frame kept (--max-telemetry-bytes). */
   maxBytes: number;

@@ -50,7 +50,7 @@ export interface CommonCliOptions {
   since?: string;
   until?: string;
   maxTelemetryBytes?: string;
-  decodeTelemetry?: boolean;
+  telemetry?: boolean;
 }
 
 export interface AnalyzeCliOptions extends CommonCliOptions {
@@ -88,7 +88,7 @@ export function captureOptions(o: CommonCliOptions, progress: Progress | null): 
   if (o.maxConnectionSummaries !== undefined) opts.maxSummaries = parseCount(o.maxConnectionSummaries, '--max-connection-summaries', 1, 100_000_000);
   if (o.maxFindings !== undefined) opts.maxFindings = parseCount(o.maxFindings, '--max-findings', 1, 100_000_000);
   if (o.maxTelemetryBytes !== undefined) opts.maxTelemetryBytes = parseSize(o.maxTelemetryBytes, '--max-telemetry-bytes');
-  if (o.decodeTelemetry === true) opts.decodeTelemetry = true;
+  if (o.telemetry === true) opts.decodeTelemetry = true;
   if (progress !== null) opts.onProgress = (read, total, packets, connections, findings) => progress.update(read, total, packets, connections, findings);
   return opts;
 }

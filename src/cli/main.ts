@@ -83,7 +83,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
         .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin"),
     )
       .option('--follow', "print each finding as it is found, the summary at end of input or Ctrl-C (for live input: '-')")
-      .option('--decode-telemetry', 'decode PushTelemetry metrics for the rules that read them (kcid telemetry always does)'),
+      .option('--telemetry', 'also check the KIP-714 telemetry conversation: decode PushTelemetry metrics and run the telemetry rules (kcid telemetry always does)'),
     ANALYZE_FORMATS,
   ).action(async (captures: string[], o: AnalyzeCliOptions, cmd: Command) => {
     exitCode = await analyzeCommand(captures, o, io, givenOnCli(cmd));

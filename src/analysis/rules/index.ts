@@ -37,6 +37,16 @@ export const RULES: readonly Rule[] = [
   telemetryV1WithoutInstanceId,
   brokerAcceptedInvalid,
   brokerAssignedInstanceId,
+  memberIdMismatch,
+  instanceIdMultipleHosts,
+  instanceIdMultipleClientIds,
+  malformedRequestHeader,
+  streamDesync,
+  captureGap,
+  tlsOnKafkaPort,
+  unknownApiKey,
+  captureTruncated,
+  // KIP-714's conversation, judged when telemetry is asked for (kcid telemetry, analyze --telemetry).
   telemetryPushWithoutSubscription,
   telemetrySubscriptionIdMismatch,
   telemetryPushTooSoon,
@@ -49,15 +59,6 @@ export const RULES: readonly Rule[] = [
   telemetryPushAfterTerminating,
   telemetryPayloadInvalid,
   telemetryPayloadNotDecoded,
-  memberIdMismatch,
-  instanceIdMultipleHosts,
-  instanceIdMultipleClientIds,
-  malformedRequestHeader,
-  streamDesync,
-  captureGap,
-  tlsOnKafkaPort,
-  unknownApiKey,
-  captureTruncated,
 ];
 
 export const CONNECTION_RULES: readonly ConnectionRule[] = RULES.filter((r): r is ConnectionRule => r.kind === 'connection');

@@ -18,7 +18,7 @@ export const telemetryMetricsNotRequested: TelemetryRule = {
     'The subscription names the metrics the broker wants as name prefixes; the client pushes only ' +
     'metrics whose name starts with one of them. An empty list subscribes to nothing (the client ' +
     'pushes no metrics), a list holding one empty string to everything. Needs the metrics decoded: ' +
-    '`kcid telemetry`, or `kcid analyze --decode-telemetry`.',
+    '`kcid telemetry`, or `kcid analyze --telemetry`.',
   spec:
     'KIP-714, GetTelemetrySubscriptionsResponse: "RequestedMetrics: Requested telemetry metrics prefix string match. ' +
     'Empty array: No metrics subscribed. Array[0] empty string: All metrics subscribed."',

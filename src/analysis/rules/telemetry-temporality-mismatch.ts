@@ -9,7 +9,7 @@ export const telemetryTemporalityMismatch: TelemetryRule = {
     'The subscription says whether the broker wants counters and histograms as deltas since the ' +
     'previous push or as cumulative totals (DeltaTemporality); the client must push them that way ' +
     '(OTLP AggregationTemporality DELTA or CUMULATIVE; UNSPECIFIED is neither). Gauges and summaries ' +
-    'have no temporality. Needs the metrics decoded: `kcid telemetry`, or `kcid analyze --decode-telemetry`.',
+    'have no temporality. Needs the metrics decoded: `kcid telemetry`, or `kcid analyze --telemetry`.',
   spec:
     'KIP-714, GetTelemetrySubscriptionsResponse: "DeltaTemporality: If True; monotonic/counter metrics are to be emitted as deltas to the previous sample. ' +
     'If False; monotonic/counter metrics are to be emitted as cumulative absolute values."',
