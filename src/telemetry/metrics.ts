@@ -64,6 +64,8 @@ interface KeyValueMsg {
   value?: AnyValueMsg | null;
 }
 interface AnyValueMsg {
+  /** protobufjs's oneof property: the name of the field set (message fields carry defaults on their prototype). */
+  value?: string;
   stringValue?: string;
   boolValue?: boolean;
   intValue?: number | LongLike;
@@ -167,18 +169,26 @@ function nanosToMicros(v: number | LongLike | undefined): number | null {
 }
 
 function valueText(v: AnyValueMsg | null | undefined): string {
-  if (v == null) return '';
-  if (v.stringValue !== undefined) return text(v.stringValue);
-  if (v.boolValue !== undefined) return String(v.boolValue);
-  if (v.intValue !== undefined) {
-    const i = v.intValue;
-    return typeof i === 'number' ? String(i) : String(BigInt.asIntN(64, (BigInt(i.high >>> 0) << 32n) | BigInt(i.low >>> 0)));
+  switch (v?.value) {
+    case 'stringValue':
+      return text(v!.stringValue!);
+    case 'boolValue':
+      return String(v!.boolValue);
+    case 'intValue': {
+      const i = v!.intValue!;
+      return typeof i === 'number' ? String(i) : String(BigInt.asIntN(64, (BigInt(i.high >>> 0) << 32n) | BigInt(i.low >>> 0)));
+    }
+    case 'doubleValue':
+      return String(v!.doubleValue);
+    case 'arrayValue':
+      return '(array)';
+    case 'kvlistValue':
+      return '(key-value list)';
+    case 'bytesValue':
+      return `(${v!.bytesValue!.length} bytes)`;
+    default:
+      return '';
   }
-  if (v.doubleValue !== undefined) return String(v.doubleValue);
-  if (v.arrayValue !== undefined) return '(array)';
-  if (v.kvlistValue !== undefined) return '(key-value list)';
-  if (v.bytesValue !== undefined) return `(${v.bytesValue.length} bytes)`;
-  return '';
 }
 
 function text(s: string): string {
