@@ -142,4 +142,23 @@ describe('librdkafka 2.15.1 pushes (ckjs-mock-telemetry.pcap)', () => {
     const merged = JSON.parse((await runKcid(['merge', summary, '--format', 'json'])).stdout);
     expect(merged.telemetry).toEqual(json.telemetry);
   });
+
+  it('kcid clients --instance ends with a telemetry summary, and its JSON has the conversations', async () => {
+    const r = await runKcid(['clients', FIXTURE, '--instance', 'AAAAAAAAASo']);
+    expect(r.stdout.slice(r.stdout.indexOf('Telemetry (KIP-714)'))).toBe(
+      [
+        'Telemetry (KIP-714)',
+        '  kcid-modern-producer at 127.0.0.1',
+        '  subscription 0 (frame 29): push every 1,000 ms, at most 10,000 bytes, codecs zstd, lz4, gzip, snappy, delta, metrics org.apache.kafka.',
+        '  3 pushes (frames 147-198, zstd): 1,540 bytes sent, 6,123 decompressed, 10 metrics, 42 points; the last one Terminating',
+        '  kcid-modern-consumer at 127.0.0.1',
+        '  subscription 0 (frame 77): push every 1,000 ms, at most 10,000 bytes, codecs zstd, lz4, gzip, snappy, delta, metrics org.apache.kafka.',
+        '  3 pushes (frames 138-184, zstd): 2,272 bytes sent, 8,934 decompressed, 13 metrics, 57 points; the last one Terminating',
+        '',
+      ].join('\n'),
+    );
+    const doc = JSON.parse((await runKcid(['clients', FIXTURE, '--instance', 'AAAAAAAAASo', '--format', 'json'])).stdout);
+    expect(Object.keys(doc)).toEqual(['instance', 'requests', 'telemetry']);
+    expect(doc.telemetry.map((c: { pushes: unknown[] }) => c.pushes.length)).toEqual([3, 3]);
+  });
 });

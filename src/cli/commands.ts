@@ -368,7 +368,9 @@ export async function clientsCommand(
     out.close();
     return EXIT_CLEAN;
   }
-  // One instance in detail: keep request rows (bounded) to draw its timeline once it is known.
+  // One instance in detail: keep request rows (bounded) to draw its timeline once it is known, and
+  // its telemetry conversation (pushes decoded) for a summary of it.
+  opts.decodeTelemetry = true;
   const rows: RequestRow[] = [];
   let truncated = false;
   const results = [];
@@ -388,10 +390,13 @@ export async function clientsCommand(
   const inst = report.instances.find((x) => x.clientInstanceId === id)!;
   const conns = new Set(inst.connections.map((c) => `${c.input}\u0000${c.client}\u0000${c.broker}`));
   const mine = rows.filter((r) => conns.has(`${r.input}\u0000${r.client}\u0000${r.broker}`));
+  const telemetry = report.telemetry.filter((c) => c.instanceId === id);
+  const { renderTelemetrySummary, telemetryJson } = await import('../report/telemetry.js');
   if (o.format === 'json') {
-    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine }, 2)}\n`);
+    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine, telemetry: telemetryJson(telemetry) }, 2)}\n`);
   } else {
     out.write(renderClientDetail(report, inst, mine, truncated, style));
+    out.write(renderTelemetrySummary(telemetry, style));
   }
   out.close();
   return EXIT_CLEAN;

@@ -7,6 +7,7 @@ import Table from 'cli-table3';
 import { intervalMs, metricRollup, telemetryJson } from './telemetry-json.js';
 import type { Report } from '../analysis/report.js';
 import type { Finding, TelemetrySubscriptionEvent } from '../analysis/types.js';
+import type { TelemetryConversation } from '../analysis/telemetry-conversations.js';
 import { errorName } from '../kafka/errors.js';
 import { compressionName } from '../telemetry/index.js';
 import { sanitize } from '../base/sanitize.js';
@@ -139,6 +140,39 @@ export function renderTelemetryTable(report: Report, style: Style): string {
     const t = table(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'Message'], style);
     for (const f of findings) t.push([style.severity(f.severity), f.rule, frame(f.input, f.frame), `${f.client} -> ${f.broker}`, sanitize(f.message)]);
     lines.push('', 'Findings', t.toString());
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** A few lines for `kcid clients --instance`: the instance's subscriptions and pushes in brief. */
+export function renderTelemetrySummary(conversations: readonly TelemetryConversation[], style: Style): string {
+  if (conversations.length === 0) return '';
+  const lines = ['', style.bold('Telemetry (KIP-714)')];
+  for (const c of conversations) {
+    if (conversations.length > 1) lines.push(`  ${sanitize(c.clientId ?? '(no ClientId)')} at ${c.clientIp}`);
+    for (const s of c.events) {
+      if (s.kind !== 'subscription') continue;
+      const asked = s.requestedMetrics.length === 0 ? 'no metrics' : s.requestedMetrics.map((m) => (m === '' ? '(all)' : sanitize(m))).join(', ');
+      lines.push(
+        `  subscription ${s.subscriptionId} (frame ${s.responseFrame ?? s.frame}${s.errorCode === 0 ? '' : `, error ${err(s.errorCode)}`}): push every ${num(s.pushIntervalMs)} ms, ` +
+          `at most ${num(s.telemetryMaxBytes)} bytes, codecs ${s.acceptedCompressionTypes.map(compressionName).join(', ') || 'none'}, ` +
+          `${s.deltaTemporality ? 'delta' : 'cumulative'}, metrics ${asked}`,
+      );
+    }
+    const pushes = c.pushes.map((p) => p.push);
+    if (pushes.length > 0) {
+      const sent = pushes.reduce((n, p) => n + (p.metricsBytes ?? 0), 0);
+      const decoded = pushes.filter((p) => p.payload !== null);
+      const raw = decoded.reduce((n, p) => n + p.payload!.decompressedBytes, 0);
+      const points = decoded.reduce((n, p) => n + p.payload!.points, 0);
+      const errors = pushes.filter((p) => p.errorCode !== null && p.errorCode !== 0).length;
+      const codecs = [...new Set(pushes.map((p) => compressionName(p.compressionType)))].join(', ');
+      lines.push(
+        `  ${plural(pushes.length, 'push', 'pushes')} (frames ${pushes[0]!.frame}-${pushes[pushes.length - 1]!.frame}, ${codecs}): ${num(sent)} bytes sent, ` +
+          `${num(raw)} decompressed, ${plural(metricRollup(c).length, 'metric')}, ${plural(points, 'point')}` +
+          `${errors > 0 ? `, ${plural(errors, 'error answer')}` : ''}${pushes[pushes.length - 1]!.terminating ? '; the last one Terminating' : ''}`,
+      );
+    }
   }
   return `${lines.join('\n')}\n`;
 }
