@@ -5,7 +5,7 @@
  * metrics. The conversation rules (rules/telemetry-*.ts) judge them on the merged summary, so
  * pushes seen at different brokers are judged together.
  */
-import type { KafkaRequest, KafkaResponse } from '../kafka/conversation.js';
+import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { API } from '../kafka/messages.js';
 import { isZeroUuid, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
