@@ -15,7 +15,7 @@ import type { ConnectionRule, RuleHit } from './rules/rule.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.js';
 import { TelemetryCollector, type TelemetryDecoding } from './telemetry-events.js';
-import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/index.js';
+import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
 
 /** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
 const UNSUPPORTED_VERSION = 35;
@@ -71,7 +71,7 @@ export class CaptureAnalyzer implements KafkaListener {
     private readonly onFinding: FindingSink,
     private readonly observer: RequestObserver = {},
     private readonly maxSummaries = DEFAULT_MAX_SUMMARIES,
-    telemetry: TelemetryDecoding = { decode: false, maxBytes: DEFAULT_MAX_TELEMETRY_BYTES },
+    telemetry: TelemetryDecoding = { decode: false, maxBytes: DEFAULT_MAX_TELEMETRY_BYTES, read: null },
   ) {
     this.telemetry = new TelemetryCollector(input, telemetry);
     this.telemetryOn = telemetry.decode;

@@ -13,7 +13,7 @@ import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analy
 import { compareConnections } from './report.js';
 import type { ConnectionSummary, Finding, InputSummary, TelemetryEvent } from './types.js';
 import { toMicros } from '../base/time.js';
-import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/index.js';
+import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */
@@ -92,7 +92,10 @@ export async function analyzeInput(
     onFinding(f);
   };
   const clock = { tsSec: 0, tsNsec: 0 };
-  const telemetry = { decode: opts.decodeTelemetry === true, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES };
+  const decode = opts.decodeTelemetry === true;
+  // protobufjs and the decompressors are evaluated only when telemetry is asked for.
+  const read = decode ? (await import('../telemetry/index.js')).readTelemetryPayload : null;
+  const telemetry = { decode, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES, read };
   const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry);
   const keepTelemetryBytes = telemetry.decode ? telemetry.maxBytes : 0;
   const reassembler = new Reassembler(

@@ -9,7 +9,7 @@ import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { API } from '../kafka/messages.js';
 import { isZeroUuid, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
-import { readTelemetryPayload } from '../telemetry/index.js';
+import type { readTelemetryPayload } from '../telemetry/index.js';
 import type { ConnState } from './connection-state.js';
 import type { TelemetryEvent, TelemetryPushEvent } from './types.js';
 
@@ -21,6 +21,8 @@ export interface TelemetryDecoding {
   decode: boolean;
   /** The most a blob may decompress to, and the largest PushTelemetry frame kept (--max-telemetry-bytes). */
   maxBytes: number;
+  /** telemetry/index.ts's decoder, loaded by run.ts only when decode is on (null otherwise). */
+  read: typeof readTelemetryPayload | null;
 }
 
 /** Telemetry requests kept per input (pushes every few seconds per client: a day of a thousand clients); the rest are counted. */
@@ -54,7 +56,7 @@ export class TelemetryCollector {
       payload: null,
       payloadError: null,
     };
-    if (this.decoding.decode && b.metricsSize !== null) this.decode(event, r);
+    if (this.decoding.read !== null && b.metricsSize !== null) this.decode(event, r);
     this.pending.set(r, event);
   }
 
@@ -139,7 +141,7 @@ export class TelemetryCollector {
       event.payloadError = { kind: 'not-kept', message: `metrics not decoded: ${why}` };
       return;
     }
-    const result = readTelemetryPayload(event.compressionType, blob, this.decoding.maxBytes);
+    const result = this.decoding.read!(event.compressionType, blob, this.decoding.maxBytes);
     if (!result.ok) {
       event.payloadError = { kind: result.kind, message: result.message };
       return;

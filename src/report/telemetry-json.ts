@@ -5,7 +5,7 @@
  */
 import type { TelemetryConversation } from '../analysis/telemetry-conversations.js';
 import type { TelemetryPushEvent, TelemetrySubscriptionEvent } from '../analysis/types.js';
-import { compressionName } from '../telemetry/index.js';
+import { compressionName } from '../telemetry/names.js';
 import { isoMicros } from '../base/time.js';
 
 /** One metric over all the pushes of a conversation. */

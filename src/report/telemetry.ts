@@ -9,7 +9,7 @@ import type { Report } from '../analysis/report.js';
 import type { Finding, TelemetrySubscriptionEvent } from '../analysis/types.js';
 import type { TelemetryConversation } from '../analysis/telemetry-conversations.js';
 import { errorName } from '../kafka/errors.js';
-import { compressionName } from '../telemetry/index.js';
+import { compressionName } from '../telemetry/names.js';
 import { sanitize } from '../base/sanitize.js';
 import { isoMicros } from '../base/time.js';
 import { safeJson } from '../base/json-text.js';

@@ -15,12 +15,7 @@ import { decompress as zstdDecompress } from 'fzstd';
 import snappy from 'snappyjs';
 import lz4 from 'lz4js';
 
-export const COMPRESSION_NAMES: readonly string[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
-
-/** "zstd", or "unknown(7)" for a type Kafka does not define. */
-export function compressionName(type: number): string {
-  return COMPRESSION_NAMES[type] ?? `unknown(${type})`;
-}
+export { COMPRESSION_NAMES, compressionName } from './names.js';
 
 /** Why a blob could not be decompressed: 'too-large' past the limit, 'invalid' bytes the codec refuses, 'unknown-codec'. */
 export class PayloadError extends Error {

@@ -9,8 +9,7 @@ import { decodeMetrics, MetricsDecodeError, type MetricsPayload } from './metric
 export { compressionName, COMPRESSION_NAMES, PayloadError } from './codecs.js';
 export type { MetricInfo, MetricsPayload, MetricType, Temporality } from './metrics.js';
 
-/** Default --max-telemetry-bytes: the most a blob may decompress to (16 MiB). */
-export const DEFAULT_MAX_TELEMETRY_BYTES = 16 * 1024 * 1024;
+export { DEFAULT_MAX_TELEMETRY_BYTES } from './names.js';
 
 export type PayloadResult =
   | { ok: true; decompressedBytes: number; metrics: MetricsPayload }

@@ -1,6 +1,6 @@
 /** What the KIP-714 conversation rules share: error codes, names, and how a push is described. */
 import { errorName } from '../../kafka/errors.js';
-import { compressionName } from '../../telemetry/index.js';
+import { compressionName } from '../../telemetry/names.js';
 import type { TelemetryPushEvent } from '../types.js';
 
 /** The errors KIP-714's error table gives PushTelemetry. */
