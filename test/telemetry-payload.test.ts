@@ -124,3 +124,24 @@ function varint(n: number): Buffer {
   out.push(n);
   return Buffer.from(out);
 }
+
+describe('hostile pushes in a real capture', () => {
+  it('bytes flipped anywhere in the librdkafka capture: telemetry decoding never throws, and every push is decoded or says why not', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { tmpFile } = await import('./builder/capture.js');
+    const { analyzeFiles } = await import('./helpers.js');
+    const original = readFileSync('fixtures/ckjs-mock-telemetry.pcap');
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    for (let i = 0; i < 40; i++) {
+      const bytes = Buffer.from(original);
+      // The pushes sit in the second half of the capture: flip a few bytes there.
+      for (let k = 0; k < 1 + rand(8); k++) bytes[original.length / 2 + rand(original.length / 2)] ^= 1 << rand(8);
+      const report = await analyzeFiles([tmpFile(`flip-${i}.pcap`, bytes)], { decodeTelemetry: true });
+      for (const c of report.telemetry) for (const { push } of c.pushes) expect(push.payload !== null || push.payloadError !== null || push.metricsBytes === null).toBe(true);
+    }
+  });
+});
