@@ -77,6 +77,18 @@ describe('rule registry', () => {
       ['tls-keylog-unmatched', 'warning'],
       ['unknown-api-key', 'info'],
       ['capture-truncated', 'info'],
+      ['telemetry-push-without-subscription', 'error'],
+      ['telemetry-subscription-id-mismatch', 'error'],
+      ['telemetry-push-too-soon', 'warning'],
+      ['broker-accepted-early-push', 'warning'],
+      ['telemetry-compression-not-accepted', 'error'],
+      ['telemetry-too-large', 'error'],
+      ['telemetry-metrics-not-requested', 'warning'],
+      ['telemetry-temporality-mismatch', 'warning'],
+      ['telemetry-error-ignored', 'error'],
+      ['telemetry-push-after-terminating', 'error'],
+      ['telemetry-payload-invalid', 'error'],
+      ['telemetry-payload-not-decoded', 'info'],
     ]);
     for (const r of RULES) {
       expect(r.summary.length).toBeGreaterThan(20);

@@ -128,6 +128,13 @@ async function kcidRun(file, out = '/dev/null') {
   return m;
 }
 
+/** `kcid telemetry FILE --format json`: the KIP-714 conversations, every push's metrics decoded (issue 15). */
+async function kcidTelemetryRun(file) {
+  const m = await measure(process.execPath, [KCID, 'telemetry', file, '--format', 'json', '-q'], { stdoutPath: '/dev/null', nodeWrapper: KCID_RSS_WRAPPER });
+  if (m.code !== 0) throw new Error(`kcid telemetry failed on ${file} (exit ${m.code}): ${m.stderr}`);
+  return m;
+}
+
 const TSHARK_ARGS = (file) => ['-r', file, '-d', 'tcp.port==9092,kafka', '-T', 'fields', '-e', 'kafka.api_key', '-e', 'kafka.correlation_id', '-e', 'kafka.client_id'];
 
 /**
@@ -184,6 +191,8 @@ async function benchInput(name, o, dir, tshark) {
     : [];
   const out = join(dir, 'kcid-out.json');
   const runs = { cat: () => catRun(file), kcid: () => kcidRun(file, out) };
+  // The telemetry mix is also read by `kcid telemetry`, next to `analyze` in the same rounds.
+  if (name === 'telemetry') runs['kcid telemetry'] = () => kcidTelemetryRun(file);
   for (const p of parts) {
     runs[`part ${p.fraction}`] = async () => {
       await catRun(p.file);
@@ -213,7 +222,13 @@ async function benchInput(name, o, dir, tshark) {
     kcid: { ...rates(kcid.seconds, bytes, manifest), rssKB: kcid.rssKB, runs: kcid.all },
     tshark: ts === null ? null : { ...rates(ts.seconds, bytes, manifest), rssKB: ts.rssKB, prefixBytes: ts.prefixBytes, measuredSeconds: +ts.measuredSeconds.toFixed(3) },
     scaling: null,
+    ...(m['kcid telemetry'] === undefined
+      ? {}
+      : { kcidTelemetry: { ...rates(m['kcid telemetry'].seconds, bytes, manifest), rssKB: m['kcid telemetry'].rssKB, runs: m['kcid telemetry'].all } }),
   };
+  if (result.kcidTelemetry !== undefined) {
+    log(`  kcid telemetry: ${result.kcidTelemetry.seconds} s, ${result.kcidTelemetry.mbPerSec} MB/s, peak RSS ${Math.round(result.kcidTelemetry.rssKB / 1024)} MB (analyze: ${result.kcid.seconds} s, ${result.kcid.mbPerSec} MB/s, ${Math.round(result.kcid.rssKB / 1024)} MB)`);
+  }
   if (o.scaling) {
     result.scaling = [
       ...parts.map((p) => ({ fraction: p.fraction, bytes: p.bytes, seconds: +m[`part ${p.fraction}`].seconds.toFixed(4), rssKB: m[`part ${p.fraction}`].rssKB })),

@@ -15,6 +15,8 @@ import type { ConnectionRule, RuleHit } from './rules/rule.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.js';
 import type { TlsInfo } from '../tls/types.js';
+import { TelemetryCollector, type TelemetryDecoding } from './telemetry-events.js';
+import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
 
 /** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
 const UNSUPPORTED_VERSION = 35;
@@ -73,7 +75,17 @@ export class CaptureAnalyzer implements KafkaListener {
     private readonly onFinding: FindingSink,
     private readonly observer: RequestObserver = {},
     private readonly maxSummaries = DEFAULT_MAX_SUMMARIES,
-  ) {}
+    telemetry: TelemetryDecoding = { decode: false, maxBytes: DEFAULT_MAX_TELEMETRY_BYTES, read: null },
+  ) {
+    this.telemetry = new TelemetryCollector(input, telemetry);
+    this.telemetryOn = telemetry.decode;
+  }
+
+  /** Telemetry questions were asked (kcid telemetry, analyze --telemetry): collect the KIP-714 conversation. */
+  private readonly telemetryOn: boolean;
+
+  /** KIP-714 telemetry requests, for the summary (see telemetry-events.ts). */
+  readonly telemetry: TelemetryCollector;
 
   /** Connections beyond maxSummaries, with their requests and responses: counted, not kept. */
   readonly unlisted = { connections: 0, requests: 0, responses: 0 };
@@ -101,6 +113,7 @@ export class CaptureAnalyzer implements KafkaListener {
     this.judging(s, r);
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onRequest?.(s, r, this.reporters[i]!);
     this.update(s, r);
+    if (this.telemetryOn && r.header.apiKey === API.PushTelemetry) this.telemetry.request(s, r);
     this.observer.request?.(s, r);
   }
 
@@ -116,12 +129,15 @@ export class CaptureAnalyzer implements KafkaListener {
       const latency = s.lastUs - toMicros(q.tsSec, q.tsNsec);
       s.countLatency(latencyBucket(latency));
       this.learnFromResponse(s, q, r);
+      const key = q.header.apiKey;
+      if (this.telemetryOn && (key === API.PushTelemetry || key === API.GetTelemetrySubscriptions)) this.telemetry.response(s, q, r);
     }
     this.observer.response?.(s, r);
   }
 
   unanswered(c: KafkaConnection, r: KafkaRequest): void {
     const s = c.listenerState as ConnState | null;
+    if (this.telemetryOn && r.header.apiKey === API.PushTelemetry) this.telemetry.unanswered(r);
     if (s !== null) this.observer.unanswered?.(s, r);
   }
 

@@ -3,8 +3,12 @@
  * grouped, cross-connection rules run, severities applied, findings in a stable order.
  */
 import { groupInstances, type InstanceModel } from './instances.js';
-import { REPORT_RULES, ruleById } from './rules/index.js';
+import { REPORT_RULES, ruleById, TELEMETRY_RULES } from './rules/index.js';
+import { telemetryConversations, type TelemetryConversation } from './telemetry-conversations.js';
 import { SEVERITIES, type CaptureSummary, type ConnectionSummary, type Finding, type Severity } from './types.js';
+
+const GET_TELEMETRY_SUBSCRIPTIONS = 71;
+const PUSH_TELEMETRY = 72;
 
 /** A rule's severity as configured: one of the three, or 'off' to drop its findings. */
 export type SeveritySetting = Severity | 'off';
@@ -19,6 +23,8 @@ export interface Report {
   instances: InstanceModel[];
   connections: ConnectionSummary[];
   findings: Finding[];
+  /** KIP-714 conversations (one per client instance, host and ClientId), empty without telemetry. */
+  telemetry: TelemetryConversation[];
   counts: {
     connections: number;
     requests: number;
@@ -65,6 +71,28 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
       });
     }
   }
+  const telemetry = telemetryConversations(summary.telemetry ?? []);
+  for (const c of telemetry) {
+    for (const rule of TELEMETRY_RULES) {
+      rule.check(c, (hit) => {
+        const e = hit.event;
+        findings.push({
+          rule: rule.id,
+          severity: rule.severity,
+          message: hit.message,
+          frame: e.frame,
+          timeUs: e.timeUs,
+          client: e.client,
+          broker: e.broker,
+          apiKey: e.kind === 'push' ? PUSH_TELEMETRY : GET_TELEMETRY_SUBSCRIPTIONS,
+          apiVersion: e.apiVersion,
+          correlationId: e.correlationId,
+          clientInstanceId: e.instanceId,
+          input: e.input,
+        });
+      });
+    }
+  }
   const applied = applySeverities(findings, opts.severities);
   applied.sort(compareFindings);
   const counts = { error: 0, warning: 0, info: 0 };
@@ -95,6 +123,7 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
     instances,
     connections,
     findings: applied,
+    telemetry,
     counts: {
       connections: connections.length + notListed.connections,
       requests,

@@ -12,11 +12,12 @@ import { Reassembler } from '../tcp/reassembly.js';
 import { ActivityCollector } from './activity.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
-import type { ConnectionSummary, Finding, InputSummary } from './types.js';
+import type { ConnectionSummary, Finding, InputSummary, TelemetryEvent } from './types.js';
 import { toMicros } from '../base/time.js';
 import { SECRETS_TLS_KEY_LOG } from '../capture/types.js';
 import { KeyLog } from '../tls/keylog.js';
 import { readFileSync } from 'node:fs';
+import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */
@@ -39,6 +40,14 @@ export interface AnalyzeOptions {
   activity?: boolean;
   /** NSS key log files for TLS connections (--tls-keylog), read by each analysis: secrets never travel in messages. */
   tlsKeylogs?: readonly string[];
+  /**
+   * Telemetry questions (kcid telemetry, analyze --telemetry): collect the KIP-714 conversation for
+   * the telemetry rules and decode PushTelemetry's metrics. Off: nothing is collected and blobs are
+   * sized, not copied (as fast as without telemetry).
+   */
+  decodeTelemetry?: boolean;
+  /** The most a telemetry blob may decompress to, and the largest PushTelemetry frame kept (default 16 MiB). */
+  maxTelemetryBytes?: number;
 }
 
 /** The chunks of `source` until `signal` fires; then the iteration simply ends. */
@@ -70,6 +79,8 @@ export interface InputResult {
   input: InputSummary;
   connections: ConnectionSummary[];
   findings: Finding[];
+  /** KIP-714 telemetry requests, in capture order (absent in a result made by an older worker or a test). */
+  telemetry?: TelemetryEvent[];
 }
 
 export async function analyzeInput(
@@ -97,9 +108,14 @@ export async function analyzeInput(
   if (activity !== null) observer = activity;
   const tlsKeys = new KeyLog();
   for (const path of opts.tlsKeylogs ?? []) tlsKeys.add(path, readFileSync(path, 'latin1'));
-  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries);
+  const decode = opts.decodeTelemetry === true;
+  // protobufjs and the decompressors are evaluated only when telemetry is asked for.
+  const read = decode ? (await import('../telemetry/index.js')).readTelemetryPayload : null;
+  const telemetry = { decode, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES, read };
+  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry);
+  const keepTelemetryBytes = telemetry.decode ? telemetry.maxBytes : 0;
   const reassembler = new Reassembler(
-    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock, tlsKeys }),
+    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock, tlsKeys, keepTelemetryBytes }),
     {
       kafkaPorts: opts.kafkaPorts,
       ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }),
@@ -185,6 +201,10 @@ export async function analyzeInput(
       input: inputIndex,
     });
   }
+  const telemetryEvents = analyzer.telemetry.finish();
+  if (analyzer.telemetry.dropped > 0) {
+    notes.push(`${count(analyzer.telemetry.dropped)} telemetry requests beyond the first ${count(telemetryEvents.length)} are not judged by the telemetry rules`);
+  }
   if (stats.truncatedAtFrame > 0) {
     const f: Finding = {
       rule: 'capture-truncated',
@@ -226,6 +246,7 @@ export async function analyzeInput(
     },
     connections: analyzer.connections.sort(compareConnections),
     findings,
+    telemetry: telemetryEvents,
   };
 }
 

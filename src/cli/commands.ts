@@ -17,7 +17,7 @@ import {
 } from '../analysis/filters.js';
 import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
-import { REPORT_RULES } from '../analysis/rules/index.js';
+import { REPORT_RULES, TELEMETRY_RULES } from '../analysis/rules/index.js';
 import { analyzeInput, DEFAULT_KAFKA_PORTS, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
 import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
@@ -50,6 +50,8 @@ export interface CommonCliOptions {
   api?: string;
   since?: string;
   until?: string;
+  maxTelemetryBytes?: string;
+  telemetry?: boolean;
 }
 
 export interface AnalyzeCliOptions extends CommonCliOptions {
@@ -70,7 +72,7 @@ function parseCount(text: string, option: string, min: number, max: number): num
   return Number(text);
 }
 
-function parseJobs(text: string | undefined): number {
+export function parseJobs(text: string | undefined): number {
   if (text === undefined) return defaultJobs();
   if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > 256) throw new UsageError(`invalid --jobs '${text}' (expected a whole number from 1 to 256)`);
   return Number(text);
@@ -88,7 +90,7 @@ function readableKeylog(path: string): string {
   return path;
 }
 
-function captureOptions(o: CommonCliOptions, progress: Progress | null): AnalyzeOptions {
+export function captureOptions(o: CommonCliOptions, progress: Progress | null): AnalyzeOptions {
   const opts: AnalyzeOptions = {
     kafkaPorts: o.port === undefined ? new Set(DEFAULT_KAFKA_PORTS) : parsePorts(o.port),
     detect: o.detect,
@@ -99,6 +101,8 @@ function captureOptions(o: CommonCliOptions, progress: Progress | null): Analyze
   if (o.idleTimeout !== undefined) opts.idleTimeoutSec = parseCount(o.idleTimeout, '--idle-timeout', 1, 31_536_000);
   if (o.maxConnectionSummaries !== undefined) opts.maxSummaries = parseCount(o.maxConnectionSummaries, '--max-connection-summaries', 1, 100_000_000);
   if (o.maxFindings !== undefined) opts.maxFindings = parseCount(o.maxFindings, '--max-findings', 1, 100_000_000);
+  if (o.maxTelemetryBytes !== undefined) opts.maxTelemetryBytes = parseSize(o.maxTelemetryBytes, '--max-telemetry-bytes');
+  if (o.telemetry === true) opts.decodeTelemetry = true;
   if (progress !== null) opts.onProgress = (read, total, packets, connections, findings) => progress.update(read, total, packets, connections, findings);
   return opts;
 }
@@ -117,7 +121,7 @@ export function parseFilters(o: Partial<CommonCliOptions>): Filters {
 }
 
 /** The same capture twice would count every request twice; '-' can be read once. */
-function checkInputs(files: readonly string[], what: string): void {
+export function checkInputs(files: readonly string[], what: string): void {
   const seen = new Set<string>();
   for (const f of files) {
     if (seen.has(f)) throw new UsageError(f === '-' ? "'-' (stdin) can be given only once" : `${what} '${f}' is given twice`);
@@ -137,7 +141,7 @@ export type GivenOnCli = (option: 'failOn' | 'port' | 'maxFrameBytes') => boolea
  * kcid.config.json (or --config): its failOn, port and maxFrameBytes apply where the command
  * line did not set them; its rule severities are returned for severities() to merge.
  */
-function applyConfig<T extends { config?: string; failOn?: string; port?: string; maxFrameBytes?: string }>(o: T, given: GivenOnCli, io: Io): Config {
+export function applyConfig<T extends { config?: string; failOn?: string; port?: string; maxFrameBytes?: string }>(o: T, given: GivenOnCli, io: Io): Config {
   const config = loadConfig(o.config ?? null, io.cwd ?? process.cwd());
   if (config.failOn !== undefined && !given('failOn')) o.failOn = config.failOn;
   if (config.port !== undefined && !given('port')) o.port = config.port.join(',');
@@ -146,7 +150,7 @@ function applyConfig<T extends { config?: string; failOn?: string; port?: string
 }
 
 /** Rule severities: the config file's, then --rule settings on top. */
-function severities(config: Config, o: { rule?: string[] }): Map<string, SeveritySetting> {
+export function severities(config: Config, o: { rule?: string[] }): Map<string, SeveritySetting> {
   return mergeSeverities(config, (o.rule ?? []).map(parseRuleSetting));
 }
 
@@ -159,7 +163,7 @@ function tableWidth(out: Out): number {
  * Colours for a terminal. The formatters for people (tables, colour, JUnit, SARIF, Markdown) are
  * loaded when asked for: `--format json` in CI does not pay for modules it never uses.
  */
-async function styleFor(out: Out, io: Io): Promise<Style> {
+export async function styleFor(out: Out, io: Io): Promise<Style> {
   const { makeStyle, wantsColor } = await import('../report/style.js');
   return makeStyle(out.isTTY && wantsColor({ isTTY: true }, io.env));
 }
@@ -299,7 +303,7 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   }
   const summary = mergeResults([result]);
   const report = reportFrom(summary, o, config);
-  const crossRules = new Set(REPORT_RULES.map((r) => r.id));
+  const crossRules = new Set([...REPORT_RULES, ...TELEMETRY_RULES].map((r) => r.id));
   for (const f of report.findings) if (crossRules.has(f.rule)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style));
   if (o.format === 'ndjson') {
     out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings } } })}\n`);
@@ -317,6 +321,7 @@ function single(f: Finding): Report {
     instances: [],
     connections: [],
     findings: [f],
+    telemetry: [],
     counts: { connections: 0, requests: 0, responses: 0, instances: 0, findings: { error: 0, warning: 0, info: 0 } },
   };
 }
@@ -400,7 +405,9 @@ export async function clientsCommand(
     out.close();
     return EXIT_CLEAN;
   }
-  // One instance in detail: keep request rows (bounded) to draw its timeline once it is known.
+  // One instance in detail: keep request rows (bounded) to draw its timeline once it is known, and
+  // its telemetry conversation (pushes decoded) for a summary of it.
+  opts.decodeTelemetry = true;
   const rows: RequestRow[] = [];
   let truncated = false;
   const results = [];
@@ -420,10 +427,13 @@ export async function clientsCommand(
   const inst = report.instances.find((x) => x.clientInstanceId === id)!;
   const conns = new Set(inst.connections.map((c) => `${c.input}\u0000${c.client}\u0000${c.broker}`));
   const mine = rows.filter((r) => conns.has(`${r.input}\u0000${r.client}\u0000${r.broker}`));
+  const telemetry = report.telemetry.filter((c) => c.instanceId === id);
+  const { renderTelemetrySummary, telemetryJson } = await import('../report/telemetry.js');
   if (o.format === 'json') {
-    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine }, 2)}\n`);
+    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine, telemetry: telemetryJson(telemetry) }, 2)}\n`);
   } else {
     out.write(renderClientDetail(report, inst, mine, truncated, style));
+    out.write(renderTelemetrySummary(telemetry, style));
   }
   out.close();
   return EXIT_CLEAN;

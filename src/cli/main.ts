@@ -14,6 +14,7 @@ import { analyzeCommand, clientsCommand, exportCommand, mergeCommand, requestsCo
 import { ExportError } from '../export/errors.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
+import { telemetryCommand, type TelemetryCliOptions } from './telemetry-command.js';
 import { EXIT_CLEAN, EXIT_ERROR, packageVersion, type Io } from './io.js';
 import { OutputClosed } from './output.js';
 
@@ -40,7 +41,8 @@ function addCaptureOptions(cmd: Command): Command {
     .option('--broker <host[:port]>', 'only this broker address')
     .option('--api <apis>', 'only these APIs, e.g. Produce,Fetch (names or keys)')
     .option('--since <time>', 'only from this time: ISO 8601, or an offset from the capture start such as 90s or 5m')
-    .option('--until <time>', 'only up to this time (same forms as --since)');
+    .option('--until <time>', 'only up to this time (same forms as --since)')
+    .option('--max-telemetry-bytes <size>', 'largest PushTelemetry frame kept, and the most its metrics may decompress to, when they are decoded (default: 16MiB)');
 }
 
 /** Options shared by the commands that produce a report (analyze, merge). */
@@ -81,7 +83,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
         .command('analyze')
         .description('Group Kafka traffic by client instance and report violations of the KIP-1313 rules')
         .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin"),
-    ).option('--follow', "print each finding as it is found, the summary at end of input or Ctrl-C (for live input: '-')"),
+    )
+      .option('--follow', "print each finding as it is found, the summary at end of input or Ctrl-C (for live input: '-')")
+      .option('--telemetry', 'also check the KIP-714 telemetry conversation: decode PushTelemetry metrics and run the telemetry rules (kcid telemetry always does)'),
     ANALYZE_FORMATS,
   ).action(async (captures: string[], o: AnalyzeCliOptions, cmd: Command) => {
     exitCode = await analyzeCommand(captures, o, io, givenOnCli(cmd));
@@ -143,6 +147,19 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .action(async (files: string[], o: AnalyzeCliOptions, cmd: Command) => {
       exitCode = await mergeCommand(files, o, io, givenOnCli(cmd));
     });
+
+  addCaptureOptions(
+    program
+      .command('telemetry')
+      .description('KIP-714 client telemetry per client instance: subscriptions, each push and the metrics inside it, and the conversation checked')
+      .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
+      .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
+      .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
+      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+      .option('-o, --output <file>', 'write to this file instead of stdout'),
+  ).action(async (captures: string[], o: TelemetryCliOptions, cmd: Command) => {
+    exitCode = await telemetryCommand(captures, o, io, givenOnCli(cmd));
+  });
 
   program
     .command('rules')

@@ -10,6 +10,7 @@ import { DecodeError } from './reader.js';
 import { decodeRequestHeader, responseHeaderVersion } from './headers.js';
 import type { RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
+import { keptTelemetryPrefix, pushTelemetryMetrics } from './telemetry-frame.js';
 import { bodyPrefixWanted, decodeRequestBody, decodeResponseBody, responsePrefixWanted, type RequestBody, type ResponseBody } from './messages.js';
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
@@ -37,6 +38,11 @@ export interface KafkaOptions {
   clock?: { tsSec: number; tsNsec: number };
   /** TLS secrets (--tls-keylog, the capture's Decryption Secrets Blocks), or null when there are none. */
   tlsKeys?: KeyLog | null;
+  /**
+   * Keep PushTelemetry requests up to this many bytes whole and hand over their Metrics blob
+   * (`KafkaRequest.metricsBlob`); 0 or absent: the blob is sized, never copied (telemetry-frame.ts).
+   */
+  keepTelemetryBytes?: number;
 }
 
 /** Bytes of each frame handed to the first decode attempt: enough for nearly every request header. */
@@ -68,6 +74,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private responseFramer: Framer | null = null;
   private readonly pending = new PendingRequests();
   private readonly maxPending: number;
+  private readonly keepTelemetryBytes: number;
   private tsSec = 0;
   private tsNsec = 0;
   // Frame in progress, one per direction.
@@ -89,6 +96,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   ) {
     this.startSeen = tcp.synSeen;
     this.maxPending = opts.maxPendingRequests ?? DEFAULT_MAX_PENDING;
+    this.keepTelemetryBytes = opts.keepTelemetryBytes ?? 0;
     this.client = tcp.a;
     this.broker = tcp.b;
     const aKafka = opts.kafkaPorts.has(tcp.a.port);
@@ -208,18 +216,18 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   // Framers are made when their direction first carries bytes: a connection that never does (a SYN
   // flood, a port check) costs none.
   private get requests(): Framer {
-    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES));
+    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES, this.keepTelemetryBytes));
   }
 
   private get responses(): Framer {
     return (this.responseFramer ??= this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES));
   }
 
-  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number): Framer {
+  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number, keepBytes = 0): Framer {
     return new Framer(sink, {
       maxFrameBytes: this.opts.maxFrameBytes,
       initialHead,
-      maxPrefixBytes: MAX_PREFIX,
+      maxPrefixBytes: Math.max(MAX_PREFIX, keepBytes),
       minFrameBytes: this.sasl.active ? 0 : minFrameBytes,
     });
   }
@@ -279,8 +287,13 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       // An API kcid does not know (newer than its table) is kept if its header looks sane.
       if (apiKey < 0 || apiVersion < 0 || apiVersion > 200 || header.correlationId < 0) return -1;
     }
-    const wanted = known ? bodyPrefixWanted(apiKey, header.headerLength, size) : header.headerLength;
-    if (!final && wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
+    const kept = known ? keptTelemetryPrefix(apiKey, headLen, size, this.keepTelemetryBytes) : null;
+    if (kept !== null) {
+      if (!final && kept > headLen) return kept;
+    } else {
+      const wanted = known ? bodyPrefixWanted(apiKey, header.headerLength, size) : header.headerLength;
+      if (!final && wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
+    }
     let body: RequestBody | null = null;
     let bodyError: string | null = null;
     let expectsResponse = true;
@@ -301,6 +314,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       header,
       body,
       bodyError,
+      metricsBlob: kept !== null && headLen === size && body !== null ? pushTelemetryMetrics(head, header.headerLength, headLen, apiVersion) : null,
       expectsResponse,
       complete: false,
     };

@@ -18,6 +18,8 @@ export interface KafkaRequest {
   body: RequestBody | null;
   /** Why the body could not be decoded, when kcid tried. */
   bodyError: string | null;
+  /** PushTelemetry's Metrics bytes (a copy), when KafkaOptions.keepTelemetryBytes kept this frame whole. */
+  metricsBlob: Uint8Array | null;
   /** False for Produce with acks=0: the broker sends no response. */
   expectsResponse: boolean;
   /** False when a gap or the end of the capture cut the frame short. */

@@ -1,5 +1,6 @@
 /** `kcid analyze --format json`: one document, keys in a fixed order, stable for CI. */
 import type { Report } from '../analysis/report.js';
+import { telemetryJson } from './telemetry-json.js';
 import type { ConnectionSummary, Finding } from '../analysis/types.js';
 import { apiName } from '../kafka/apis.js';
 import { jsonString, JsonList, safeJson, writeJson } from '../base/json-text.js';
@@ -107,6 +108,8 @@ export function reportJson(report: Report): Record<string, unknown> {
     })),
     connections: new JsonList(report.connections, connectionJson, connectionText),
     findings: new JsonList(report.findings, findingJson),
+    // KIP-714 conversations, when telemetry was asked for (analyze --telemetry): see telemetry-json.ts.
+    ...(report.telemetry.length > 0 ? { telemetry: telemetryJson(report.telemetry) } : {}),
   };
 }
 

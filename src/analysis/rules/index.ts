@@ -8,7 +8,7 @@ import { instanceIdMultipleClientIds } from './instance-id-multiple-client-ids.j
 import { instanceIdMultipleHosts } from './instance-id-multiple-hosts.js';
 import { malformedRequestHeader } from './malformed-request-header.js';
 import { memberIdMismatch } from './member-id-mismatch.js';
-import type { ConnectionRule, ReportRule, Rule } from './rule.js';
+import type { ConnectionRule, ReportRule, Rule, TelemetryRule } from './rule.js';
 import {
   captureGap,
   captureTruncated,
@@ -24,6 +24,18 @@ import { telemetryIdMismatch } from './telemetry-id-mismatch.js';
 import { telemetryV1WithoutInstanceId } from './telemetry-v1-without-instance-id.js';
 import { telemetryZeroIdWithHeader } from './telemetry-zero-id-with-header.js';
 import { zeroClientInstanceId } from './zero-client-instance-id.js';
+import { brokerAcceptedEarlyPush } from './broker-accepted-early-push.js';
+import { telemetryCompressionNotAccepted } from './telemetry-compression-not-accepted.js';
+import { telemetryErrorIgnored } from './telemetry-error-ignored.js';
+import { telemetryMetricsNotRequested } from './telemetry-metrics-not-requested.js';
+import { telemetryPayloadInvalid } from './telemetry-payload-invalid.js';
+import { telemetryPayloadNotDecoded } from './telemetry-payload-not-decoded.js';
+import { telemetryPushAfterTerminating } from './telemetry-push-after-terminating.js';
+import { telemetryPushTooSoon } from './telemetry-push-too-soon.js';
+import { telemetryPushWithoutSubscription } from './telemetry-push-without-subscription.js';
+import { telemetrySubscriptionIdMismatch } from './telemetry-subscription-id-mismatch.js';
+import { telemetryTemporalityMismatch } from './telemetry-temporality-mismatch.js';
+import { telemetryTooLarge } from './telemetry-too-large.js';
 
 export const RULES: readonly Rule[] = [
   zeroClientInstanceId,
@@ -48,10 +60,24 @@ export const RULES: readonly Rule[] = [
   tlsKeylogUnmatched,
   unknownApiKey,
   captureTruncated,
+  // KIP-714's conversation, judged when telemetry is asked for (kcid telemetry, analyze --telemetry).
+  telemetryPushWithoutSubscription,
+  telemetrySubscriptionIdMismatch,
+  telemetryPushTooSoon,
+  brokerAcceptedEarlyPush,
+  telemetryCompressionNotAccepted,
+  telemetryTooLarge,
+  telemetryMetricsNotRequested,
+  telemetryTemporalityMismatch,
+  telemetryErrorIgnored,
+  telemetryPushAfterTerminating,
+  telemetryPayloadInvalid,
+  telemetryPayloadNotDecoded,
 ];
 
 export const CONNECTION_RULES: readonly ConnectionRule[] = RULES.filter((r): r is ConnectionRule => r.kind === 'connection');
 export const REPORT_RULES: readonly ReportRule[] = RULES.filter((r): r is ReportRule => r.kind === 'report');
+export const TELEMETRY_RULES: readonly TelemetryRule[] = RULES.filter((r): r is TelemetryRule => r.kind === 'telemetry');
 
 const BY_ID = new Map<string, Rule>(RULES.map((r) => [r.id, r]));
 

@@ -7,6 +7,8 @@ import type { KafkaRequest, KafkaResponse } from '../../kafka/events.js';
 import type { ConnState } from '../connection-state.js';
 import type { Severity } from '../types.js';
 import type { InstanceModel } from '../instances.js';
+import type { TelemetryConversation } from '../telemetry-conversations.js';
+import type { TelemetryEvent } from '../types.js';
 
 export interface RuleMeta {
   id: string;
@@ -47,9 +49,21 @@ export interface ReportRule extends RuleMeta {
   check(instance: InstanceModel, report: (hit: InstanceHit) => void): void;
 }
 
+/** A finding about one telemetry request of a KIP-714 conversation. */
+export interface TelemetryHit {
+  message: string;
+  event: TelemetryEvent;
+}
+
+/** Judges one client's KIP-714 conversation across every connection and broker of the merged summary. */
+export interface TelemetryRule extends RuleMeta {
+  kind: 'telemetry';
+  check(c: TelemetryConversation, report: (hit: TelemetryHit) => void): void;
+}
+
 /** Findings produced by the stream layers rather than by a rule's hook (gaps, desync, TLS...). */
 export interface StreamRule extends RuleMeta {
   kind: 'stream';
 }
 
-export type Rule = ConnectionRule | ReportRule | StreamRule;
+export type Rule = ConnectionRule | ReportRule | TelemetryRule | StreamRule;
