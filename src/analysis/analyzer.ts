@@ -11,9 +11,12 @@ import { toMicros } from '../base/time.js';
 import { ConnState, sameSoftware, withDistinct } from './connection-state.js';
 import { latencyBucket } from './latency.js';
 import { CONNECTION_RULES } from './rules/index.js';
-import type { ConnectionRule, RuleHit } from './rules/rule.js';
+import type { ConnectionRule, RuleHit, StreamRule } from './rules/rule.js';
+import { captureGap, streamDesync, tlsOnKafkaPort, unknownApiKey } from './rules/stream-rules.js';
+import { makeFinding } from './finding.js';
+import { requestOwner } from './owner.js';
 import { EMPTY_LIST } from '../base/lists.js';
-import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.js';
+import type { ConnectionSummary, Finding, SoftwareId } from './types.js';
 
 /** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
 const UNSUPPORTED_VERSION = 35;
@@ -34,11 +37,12 @@ export interface RequestObserver {
   connectionEnd?(s: ConnState): void;
 }
 
-const STREAM_NOTE_RULES: Record<StreamNote['kind'], { id: string; severity: Severity } | null> = {
-  gap: { id: 'capture-gap', severity: 'info' },
-  desync: { id: 'stream-desync', severity: 'warning' },
-  tls: { id: 'tls-on-kafka-port', severity: 'info' },
-  'unknown-api': { id: 'unknown-api-key', severity: 'info' },
+/** The registry's rule for each kind of stream note. */
+const STREAM_NOTE_RULES: Record<StreamNote['kind'], StreamRule | null> = {
+  gap: captureGap,
+  desync: streamDesync,
+  tls: tlsOnKafkaPort,
+  'unknown-api': unknownApiKey,
   // A frame cut short is the consequence of a gap or of the capture ending: the gap says it.
   'truncated-frame': null,
 };
@@ -130,10 +134,7 @@ export class CaptureAnalyzer implements KafkaListener {
     const rule = STREAM_NOTE_RULES[n.kind];
     if (rule === null) return;
     s.findings++;
-    this.onFinding({
-      rule: rule.id,
-      severity: rule.severity,
-      message: n.message,
+    this.onFinding(makeFinding(rule, n.message, {
       frame: n.frame,
       timeUs: toMicros(n.tsSec, n.tsNsec),
       client: s.client,
@@ -143,7 +144,7 @@ export class CaptureAnalyzer implements KafkaListener {
       correlationId: n.correlationId ?? null,
       clientInstanceId: s.connectionId === null ? null : uuidToBase64(s.connectionId),
       input: this.input,
-    });
+    }));
   }
 
   connectionEnd(c: KafkaConnection, _reason: string): void {
@@ -185,15 +186,12 @@ export class CaptureAnalyzer implements KafkaListener {
   private emit(rule: ConnectionRule, s: ConnState, hit: RuleHit, at: KafkaRequest | KafkaResponse | null): void {
     const about = hit.request ?? at;
     const request = about === null ? null : 'header' in about ? about : about.request;
-    // The request's own ID, else the connection's (v1 headers), else the one the current request
-    // just revealed (a judgement held until the connection showed its ID).
+    // The request's owner (owner.ts), else the ID the current request just revealed (a judgement
+    // held until the connection showed its ID).
     const current = at !== null && 'header' in at ? at.header.clientInstanceId : null;
-    const id = request?.header.clientInstanceId ?? s.connectionId ?? current;
+    const id = requestOwner(request?.header.clientInstanceId ?? null, s.connectionId) ?? current;
     s.findings++;
-    this.onFinding({
-      rule: rule.id,
-      severity: rule.severity,
-      message: hit.message,
+    this.onFinding(makeFinding(rule, hit.message, {
       frame: about?.frame ?? null,
       timeUs: about === null ? null : toMicros(about.tsSec, about.tsNsec),
       client: s.client,
@@ -203,7 +201,7 @@ export class CaptureAnalyzer implements KafkaListener {
       correlationId: request?.header.correlationId ?? null,
       clientInstanceId: id === null ? null : uuidToBase64(id),
       input: this.input,
-    });
+    }));
   }
 
   /** Fold a request into the connection state, after the rules have seen the state before it. */

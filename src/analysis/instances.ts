@@ -13,6 +13,7 @@
  */
 import { parseUuid, uuidToBase64, uuidToHex, ZERO_UUID } from '../kafka/uuid.js';
 import { addDistinct, sameSoftware } from './connection-state.js';
+import { connectionOwner } from './owner.js';
 import type { ConnectionSummary, SoftwareId } from './types.js';
 
 export type InstanceSource = 'header' | 'telemetry' | 'none';
@@ -72,9 +73,7 @@ export function groupInstances(connections: readonly ConnectionSummary[]): Insta
   const index = new InstanceIndex();
   const instances: InstanceModel[] = [];
   for (const c of connections) {
-    const header = c.headerInstanceIds[0];
-    const id = header ?? c.telemetryInstanceId;
-    const source: InstanceSource = header !== undefined ? 'header' : id !== null ? 'telemetry' : 'none';
+    const { id, source } = connectionOwner(c.headerInstanceIds, c.telemetryInstanceId);
     let inst = index.get(id, c);
     if (inst === undefined) {
       const uuid = id === null ? null : parseUuid(id);

@@ -4,6 +4,7 @@
  */
 import { groupInstances, type InstanceModel } from './instances.js';
 import { REPORT_RULES, ruleById } from './rules/index.js';
+import { makeFinding } from './finding.js';
 import { SEVERITIES, type CaptureSummary, type ConnectionSummary, type Finding, type Severity } from './types.js';
 
 /** A rule's severity as configured: one of the three, or 'off' to drop its findings. */
@@ -47,10 +48,7 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
     for (const rule of REPORT_RULES) {
       rule.check(instance, (hit) => {
         const c = instance.connections[hit.connection]!;
-        findings.push({
-          rule: rule.id,
-          severity: rule.severity,
-          message: hit.message,
+        findings.push(makeFinding(rule, hit.message, {
           frame: c.firstRequestFrame ?? c.firstFrame,
           timeUs: c.firstRequestUs ?? c.firstUs,
           client: c.client,
@@ -60,7 +58,7 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
           correlationId: null,
           clientInstanceId: instance.clientInstanceId,
           input: c.input,
-        });
+        }));
       });
     }
   }

@@ -11,6 +11,8 @@ import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
+import { makeFinding } from './finding.js';
+import { captureTruncated } from './rules/stream-rules.js';
 import type { ConnectionSummary, Finding, InputSummary } from './types.js';
 import { toMicros } from '../base/time.js';
 
@@ -149,10 +151,8 @@ export async function analyzeInput(
     notes.push(`findings beyond the first ${count(maxFindings)} of a rule are counted but not listed (--max-findings): ${list}`);
   }
   if (stats.truncatedAtFrame > 0) {
-    const f: Finding = {
-      rule: 'capture-truncated',
-      severity: 'info',
-      message: `the capture ends in the middle of frame ${stats.truncatedAtFrame}; the frames before it were analysed`,
+    const message = `the capture ends in the middle of frame ${stats.truncatedAtFrame}; the frames before it were analysed`;
+    const f = makeFinding(captureTruncated, message, {
       frame: stats.truncatedAtFrame,
       timeUs: null,
       client: null,
@@ -162,7 +162,7 @@ export async function analyzeInput(
       correlationId: null,
       clientInstanceId: null,
       input: inputIndex,
-    };
+    });
     keep(f);
   }
   const notListed =

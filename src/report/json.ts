@@ -1,5 +1,6 @@
 /** `kcid analyze --format json`: one document, keys in a fixed order, stable for CI. */
 import type { Report } from '../analysis/report.js';
+import { connectionOwner } from '../analysis/owner.js';
 import type { ConnectionSummary, Finding } from '../analysis/types.js';
 import { apiName } from '../kafka/apis.js';
 import { jsonString, JsonList, writeJson } from '../base/json-text.js';
@@ -31,7 +32,7 @@ function connectionJson(c: ConnectionSummary): Record<string, unknown> {
   return {
     client: c.client,
     broker: c.broker,
-    clientInstanceId: c.headerInstanceIds[0] ?? c.telemetryInstanceId,
+    clientInstanceId: connectionOwner(c.headerInstanceIds, c.telemetryInstanceId).id,
     startSeen: c.startSeen,
     requests: c.requests,
     gaps: c.gaps,
@@ -47,7 +48,7 @@ function connectionText(c: ConnectionSummary, nl: string): string {
   const i = `${nl}  `;
   return (
     `{${i}"client": ${jsonString(c.client)},${i}"broker": ${jsonString(c.broker)},` +
-    `${i}"clientInstanceId": ${jsonString(c.headerInstanceIds[0] ?? c.telemetryInstanceId)},` +
+    `${i}"clientInstanceId": ${jsonString(connectionOwner(c.headerInstanceIds, c.telemetryInstanceId).id)},` +
     `${i}"startSeen": ${c.startSeen},${i}"requests": ${c.requests},${i}"gaps": ${c.gaps},${i}"input": ${c.input}${nl}}`
   );
 }

@@ -7,6 +7,7 @@
  */
 import type { RequestObserver } from '../analysis/analyzer.js';
 import type { ConnState } from '../analysis/connection-state.js';
+import { requestOwner } from '../analysis/owner.js';
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { apiName } from '../kafka/apis.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
@@ -151,9 +152,11 @@ export class RequestRows implements RequestObserver {
 
   private write(p: Pending): void {
     if (!p.ready) take(p.state, p.request); // written before its answer (too many waiting, or too long)
-    // Requests with a v1 header belong to the connection's ID (KIP-1313's connection context).
-    const v1 = p.row.headerVersion !== null && p.row.headerVersion < 2;
-    if (v1 && p.row.clientInstanceId === null && p.state.connectionId !== null) p.row.clientInstanceId = uuidToBase64(p.state.connectionId);
+    // A request whose header carries no ID belongs to the connection's (KIP-1313's connection context).
+    if (p.row.clientInstanceId === null) {
+      const owner = requestOwner(p.request.header.clientInstanceId, p.state.connectionId);
+      if (owner !== null) p.row.clientInstanceId = uuidToBase64(owner);
+    }
     this.emit(p.row, p.state, p.us);
   }
 }
