@@ -5,21 +5,20 @@
  */
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse, StreamNote } from '../kafka/events.js';
 import type { Endpoint } from '../tcp/types.js';
-import { API } from '../kafka/messages.js';
+import { API_KEY, protocol } from '../kafka/protocol.js';
+import { str, uuid } from '../kafka/fields.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
 import { ConnState, sameSoftware, withDistinct } from './connection-state.js';
 import { latencyBucket } from './latency.js';
 import { CONNECTION_RULES } from './rules/index.js';
 import type { ConnectionRule, RuleHit, StreamRule } from './rules/rule.js';
-import { captureGap, streamDesync, tlsOnKafkaPort, unknownApiKey } from './rules/stream-rules.js';
+import { captureGap, malformedBody, removedApiVersion, streamDesync, tlsOnKafkaPort, unknownApiKey } from './rules/stream-rules.js';
 import { makeFinding } from './finding.js';
 import { requestOwner } from './owner.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import type { ConnectionSummary, Finding, SoftwareId } from './types.js';
 
-/** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
-const UNSUPPORTED_VERSION = 35;
 
 /** Connection summaries kept per input by default (about 0.4 KB each: 399 B measured, the heap before and after). */
 export const DEFAULT_MAX_SUMMARIES = 250_000;
@@ -43,6 +42,8 @@ const STREAM_NOTE_RULES: Record<StreamNote['kind'], StreamRule | null> = {
   desync: streamDesync,
   tls: tlsOnKafkaPort,
   'unknown-api': unknownApiKey,
+  'removed-version': removedApiVersion,
+  'malformed-body': malformedBody,
   // A frame cut short is the consequence of a gap or of the capture ending: the gap says it.
   'truncated-frame': null,
 };
@@ -110,7 +111,12 @@ export class CaptureAnalyzer implements KafkaListener {
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onResponse?.(s, r, this.reporters[i]!);
     s.responses++;
     s.lastUs = toMicros(r.tsSec, r.tsNsec);
-    if (r.errorCode !== null && r.errorCode !== 0) s.errorResponses++;
+    let errors = 0;
+    for (let i = 0; i < r.errorCodes.length; i++) if (r.errorCodes[i] !== 0) errors++;
+    if (errors > 0) {
+      s.errorResponses++;
+      s.errors += errors;
+    }
     const q = r.request;
     if (q !== null) {
       const latency = s.lastUs - toMicros(q.tsSec, q.tsNsec);
@@ -227,32 +233,35 @@ export class CaptureAnalyzer implements KafkaListener {
     }
     const b = r.body;
     if (b === null) return;
-    if (b.kind === 'ApiVersions' && (b.softwareName !== null || b.softwareVersion !== null)) {
-      const sw = { name: b.softwareName ?? '', version: b.softwareVersion ?? '' };
-      s.software = withDistinct(s.software, sw, sameSoftware);
+    const key = h.apiKey;
+    if (key === API_KEY.ApiVersions) {
+      const name = str(b, 'ClientSoftwareName') ?? null;
+      const version = str(b, 'ClientSoftwareVersion') ?? null;
+      if (name !== null || version !== null) s.software = withDistinct(s.software, { name: name ?? '', version: version ?? '' }, sameSoftware);
     }
-    // A legacy client's own telemetry ID, sent in a v0 telemetry body (KIP-714).
-    if ((b.kind === 'GetTelemetrySubscriptions' || b.kind === 'PushTelemetry') && id === null && s.telemetryId === null) {
-      if (b.clientInstanceId !== null && !isZeroUuid(b.clientInstanceId)) s.telemetryId = uuidToBase64(b.clientInstanceId);
+    // A legacy client's own telemetry ID, sent in the body of a telemetry version that has one (KIP-714).
+    if ((key === API_KEY.GetTelemetrySubscriptions || key === API_KEY.PushTelemetry) && id === null && s.telemetryId === null) {
+      const bodyId = uuid(b, 'ClientInstanceId');
+      if (bodyId != null && !isZeroUuid(bodyId)) s.telemetryId = uuidToBase64(bodyId);
     }
   }
 
   private learnFromResponse(s: ConnState, q: KafkaRequest, r: KafkaResponse): void {
     // KIP-511: a client retries ApiVersions with a lower version after UNSUPPORTED_VERSION; while it is
     // still negotiating, the retry is part of the connection's first request.
-    if (q.header.apiKey === API.ApiVersions && r.errorCode === UNSUPPORTED_VERSION && allApiVersions(s)) {
+    if (q.header.apiKey === API_KEY.ApiVersions && r.errorCode !== null && r.errorCode === protocol().errorCode('UNSUPPORTED_VERSION') && allApiVersions(s)) {
       s.apiVersionsRetryAllowed = true;
     }
     // KIP-714: the broker assigns a telemetry ID to a client that asked with a zero body ID.
-    const b = r.body;
-    if (b !== null && b.kind === 'GetTelemetrySubscriptions' && q.header.clientInstanceId === null && s.telemetryId === null) {
-      if (b.clientInstanceId !== null && !isZeroUuid(b.clientInstanceId)) s.telemetryId = uuidToBase64(b.clientInstanceId);
+    if (q.header.apiKey === API_KEY.GetTelemetrySubscriptions && q.header.clientInstanceId === null && s.telemetryId === null) {
+      const assigned = uuid(r.body, 'ClientInstanceId');
+      if (assigned != null && !isZeroUuid(assigned)) s.telemetryId = uuidToBase64(assigned);
     }
   }
 }
 
 function allApiVersions(s: ConnState): boolean {
-  return s.apis.length === 2 && s.apis[0] === API.ApiVersions;
+  return s.apis.length === 2 && s.apis[0] === API_KEY.ApiVersions;
 }
 
 /**
@@ -289,6 +298,7 @@ class Summary implements ConnectionSummary {
   requests: number;
   responses: number;
   errorResponses: number;
+  errors: number;
   apis: [number, number][];
   gaps: number;
   gapBytes: number;
@@ -313,6 +323,7 @@ class Summary implements ConnectionSummary {
     this.requests = s.requests;
     this.responses = s.responses;
     this.errorResponses = s.errorResponses;
+    this.errors = s.errors;
     this.apis = apiCounts(s, shared);
     this.gaps = s.gaps;
     this.gapBytes = s.gapBytes;

@@ -32,6 +32,8 @@ export interface InstanceModel {
   requests: number;
   responses: number;
   errorResponses: number;
+  /** Non-zero error codes in those responses, every one counted. */
+  errors: number;
   /** apiKey → count, ascending by key. */
   apis: Map<number, number>;
   firstUs: number;
@@ -89,6 +91,7 @@ export function groupInstances(connections: readonly ConnectionSummary[]): Insta
         requests: 0,
         responses: 0,
         errorResponses: 0,
+        errors: 0,
         apis: new Map(),
         firstUs: c.firstUs,
         lastUs: c.lastUs,
@@ -107,6 +110,8 @@ export function groupInstances(connections: readonly ConnectionSummary[]): Insta
     inst.requests += c.requests;
     inst.responses += c.responses;
     inst.errorResponses += c.errorResponses;
+    // A summary written before kcid counted every error code has no `errors`: its error responses then.
+    inst.errors += c.errors ?? c.errorResponses;
     const apis = c.apis;
     for (let i = 0; i < apis.length; i++) {
       const pair = apis[i]!;

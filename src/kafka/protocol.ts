@@ -8,7 +8,7 @@
  * reads names and layouts from {@link protocol}. Nothing here types an API key, a version or an offset.
  */
 import { API_KEY, builtinSchemas, errorName, loadSchemas, requestHeaderVersion, responseHeaderVersion, withHeaderVersions } from './schema/registry.js';
-import { formatVersions, inRange, OPEN, type ApiSchema, type ErrorInfo, type ProtocolSchemas } from './schema/model.js';
+import { formatVersions, inRange, layoutFor, OPEN, type ApiSchema, type ErrorInfo, type ProtocolSchemas } from './schema/model.js';
 import { ACCEPTED_REVISION, INSTANCE_ID_PROMISE } from './schema/overlay.js';
 
 export { API_KEY };
@@ -112,6 +112,14 @@ export class Protocol {
     if (t === undefined || version < 0 || version >= t.length) return null;
     const h = t[version]!;
     return h === NONE ? null : h;
+  }
+
+  /** The body of this request (or response) version has a top-level field of this name. */
+  bodyHasField(kind: 'request' | 'response', key: number, version: number, name: string): boolean {
+    const api = this.api(key);
+    if (api === undefined) return false;
+    const layout = layoutFor(kind === 'request' ? api.request : api.response, version);
+    return layout !== null && layout.fields.some((f) => f.name === name && inRange(f.versions, version));
   }
 
   /** This request header version has a ClientInstanceId field (KIP-1313). */

@@ -2,7 +2,7 @@
 import type { Report } from '../analysis/report.js';
 import { connectionOwner } from '../analysis/owner.js';
 import type { ConnectionSummary, Finding } from '../analysis/types.js';
-import { apiName } from '../kafka/apis.js';
+import { apiName } from '../kafka/protocol.js';
 import { jsonString, JsonList, writeJson } from '../base/json-text.js';
 import { isoMicros } from '../base/time.js';
 

@@ -9,7 +9,7 @@ import type { RequestObserver } from '../analysis/analyzer.js';
 import type { ConnState } from '../analysis/connection-state.js';
 import { requestOwner } from '../analysis/owner.js';
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
-import { apiName } from '../kafka/apis.js';
+import { apiName } from '../kafka/protocol.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
 import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';

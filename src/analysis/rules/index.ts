@@ -9,7 +9,10 @@ import { instanceIdMultipleHosts } from './instance-id-multiple-hosts.js';
 import { malformedRequestHeader } from './malformed-request-header.js';
 import { memberIdMismatch } from './member-id-mismatch.js';
 import type { ConnectionRule, ReportRule, Rule } from './rule.js';
-import { captureGap, captureTruncated, streamDesync, tlsOnKafkaPort, unknownApiKey } from './stream-rules.js';
+import { captureGap, captureTruncated, malformedBody, removedApiVersion, streamDesync, tlsOnKafkaPort, unknownApiKey } from './stream-rules.js';
+import { instanceIdAfterFirst } from './instance-id-after-first.js';
+import { instanceIdMissingOnFirst } from './instance-id-missing-on-first.js';
+import { unknownErrorCode } from './unknown-error-code.js';
 import { telemetryIdMismatch } from './telemetry-id-mismatch.js';
 import { telemetryV1WithoutInstanceId } from './telemetry-v1-without-instance-id.js';
 import { telemetryZeroIdWithHeader } from './telemetry-zero-id-with-header.js';
@@ -20,6 +23,8 @@ export const RULES: readonly Rule[] = [
   clientInstanceIdChanged,
   clientInstanceIdMissing,
   clientIdAfterFirst,
+  instanceIdMissingOnFirst,
+  instanceIdAfterFirst,
   telemetryZeroIdWithHeader,
   telemetryIdMismatch,
   telemetryV1WithoutInstanceId,
@@ -33,6 +38,9 @@ export const RULES: readonly Rule[] = [
   captureGap,
   tlsOnKafkaPort,
   unknownApiKey,
+  removedApiVersion,
+  unknownErrorCode,
+  malformedBody,
   captureTruncated,
 ];
 
