@@ -15,6 +15,7 @@ import { makeFinding } from './finding.js';
 import { captureTruncated } from './rules/stream-rules.js';
 import type { ConnectionSummary, Finding, InputSummary } from './types.js';
 import { toMicros } from '../base/time.js';
+import { activateProtocol, type Kip1313Revision } from '../kafka/protocol.js';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */
@@ -33,6 +34,12 @@ export interface AnalyzeOptions {
   maxFindings?: number;
   /** Stop reading at this signal (follow mode's Ctrl-C) and analyse what was read. */
   signal?: AbortSignal;
+  /** --kafka-specs: decode with the schemas of this folder or kafka-clients jar instead of the built-in ones. */
+  kafkaSpecs?: string;
+  /** --kip-1313: the revision request headers are judged by (default voting: header v2). */
+  kip1313?: Kip1313Revision;
+  /** kcid requests --bodies: decode every body, keeping up to this many bytes of each frame. */
+  maxBodyBytes?: number;
 }
 
 /** The chunks of `source` until `signal` fires; then the iteration simply ends. */
@@ -71,6 +78,7 @@ export async function analyzeInput(
   onFinding: FindingSink = () => {},
   observer?: RequestObserver,
 ): Promise<InputResult> {
+  activateProtocol({ kafkaSpecs: opts.kafkaSpecs ?? null, kip1313: opts.kip1313 ?? 'voting' });
   const findings: Finding[] = [];
   const maxFindings = opts.maxFindings ?? DEFAULT_MAX_FINDINGS;
   /** rule id → findings made so far (listed or not). */
@@ -85,7 +93,13 @@ export async function analyzeInput(
   const clock = { tsSec: 0, tsNsec: 0 };
   const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries);
   const reassembler = new Reassembler(
-    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock }),
+    new KafkaStreamFactory(analyzer, {
+      kafkaPorts: opts.kafkaPorts,
+      detect: opts.detect,
+      maxFrameBytes: opts.maxFrameBytes,
+      clock,
+      ...(opts.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),
+    }),
     {
       kafkaPorts: opts.kafkaPorts,
       ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }),

@@ -25,7 +25,7 @@ import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../base/json-text.js';
 import { RequestRows, requestNdjson, requestTableHeader, requestTableRow, type RequestRow } from '../report/requests.js';
 import type { Style } from '../report/style.js';
-import { apiLabel } from '../kafka/protocol.js';
+import { activateProtocol, apiLabel } from '../kafka/protocol.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
 import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
@@ -49,6 +49,8 @@ export interface CommonCliOptions {
   api?: string;
   since?: string;
   until?: string;
+  kafkaSpecs?: string;
+  kip1313?: string;
 }
 
 export interface AnalyzeCliOptions extends CommonCliOptions {
@@ -86,6 +88,10 @@ function captureOptions(o: CommonCliOptions, progress: Progress | null): Analyze
   if (o.maxConnectionSummaries !== undefined) opts.maxSummaries = parseCount(o.maxConnectionSummaries, '--max-connection-summaries', 1, 100_000_000);
   if (o.maxFindings !== undefined) opts.maxFindings = parseCount(o.maxFindings, '--max-findings', 1, 100_000_000);
   if (progress !== null) opts.onProgress = (read, total, packets, connections, findings) => progress.update(read, total, packets, connections, findings);
+  if (o.kafkaSpecs !== undefined) opts.kafkaSpecs = o.kafkaSpecs;
+  if (o.kip1313 === 'accepted') opts.kip1313 = 'accepted';
+  // Load the schemas now: a bad --kafka-specs is one line and exit 2, before any capture is read.
+  activateProtocol({ kafkaSpecs: opts.kafkaSpecs ?? null, kip1313: opts.kip1313 ?? 'voting' });
   return opts;
 }
 

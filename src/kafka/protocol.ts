@@ -184,6 +184,22 @@ export interface ProtocolOptions {
   kip1313?: Kip1313Revision;
 }
 
+let activeKey = '';
+
+/**
+ * Makes the protocol these options ask for the active one (a no-op when it already is): the CLI
+ * before reading captures, each worker thread for its jobs. Throws SchemaError for a bad --kafka-specs.
+ */
+export function activateProtocol(opts: ProtocolOptions): Protocol {
+  const key = `${opts.kafkaSpecs ?? ''}\u0000${opts.kip1313 ?? 'voting'}`;
+  if (key !== activeKey || active === null) {
+    const p = protocolFor(opts);
+    active = p;
+    activeKey = key;
+  }
+  return active;
+}
+
 /** The protocol these options ask for. Throws SchemaError (one line) for a --kafka-specs path that holds no usable schemas. */
 export function protocolFor(opts: ProtocolOptions): Protocol {
   const specs = opts.kafkaSpecs ?? null;
