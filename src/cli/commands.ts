@@ -304,11 +304,18 @@ function single(f: Finding): Report {
   };
 }
 
-export async function requestsCommand(
-  captures: string[],
-  o: CommonCliOptions & { format: string; follow?: boolean; output?: string },
-  io: Io,
-): Promise<number> {
+export interface RequestsCliOptions extends CommonCliOptions {
+  format: string;
+  follow?: boolean;
+  output?: string;
+  bodies?: boolean;
+  maxBodyBytes?: string;
+}
+
+/** --max-body-bytes by default: a few MiB holds any body but Produce and Fetch payload, which is sized, never decoded. */
+export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export async function requestsCommand(captures: string[], o: RequestsCliOptions, io: Io): Promise<number> {
   const follow = o.follow === true;
   checkInputs(captures, 'capture');
   if (follow && captures.length !== 1) throw new UsageError('--follow reads one input (use - for stdin)');
@@ -317,6 +324,8 @@ export async function requestsCommand(
   const controller = new AbortController();
   const stopListening = follow ? (io.onInterrupt?.(() => controller.abort()) ?? (() => {})) : () => {};
   const opts: AnalyzeOptions = { ...captureOptions(o, progress), ...(follow ? { signal: controller.signal } : {}) };
+  if (o.maxBodyBytes !== undefined && o.bodies !== true) throw new UsageError('--max-body-bytes goes with --bodies');
+  if (o.bodies === true) opts.maxBodyBytes = o.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : parseSize(o.maxBodyBytes, '--max-body-bytes');
   const out = new Out(io.stdout, o.output, follow);
   const multiple = captures.length > 1;
   if (o.format === 'table') out.write(requestTableHeader());
@@ -324,10 +333,14 @@ export async function requestsCommand(
     for (const [i, file] of captures.entries()) {
       let startUs: number | null = null;
       const keep = rowPredicate(filters, () => startUs);
-      const rows = new RequestRows(i, (row, s, us) => {
-        if (!keep(row, s.clientIds, us)) return;
-        out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
-      });
+      const rows = new RequestRows(
+        i,
+        (row, s, us) => {
+          if (!keep(row, s.clientIds, us)) return;
+          out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
+        },
+        o.bodies === true,
+      );
       rows.captureStart = (us: number) => {
         startUs = us;
       };

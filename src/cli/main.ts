@@ -10,7 +10,7 @@ import { FilterError } from '../analysis/filters.js';
 import { SummaryError } from '../analysis/summary-io.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
 import { DEFAULT_KAFKA_PORT } from '../analysis/run.js';
-import { analyzeCommand, clientsCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions } from './commands.js';
+import { analyzeCommand, clientsCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions, type RequestsCliOptions } from './commands.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
 import { EXIT_CLEAN, EXIT_ERROR, packageVersion, type Io } from './io.js';
@@ -99,8 +99,10 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'ndjson']).default('table'))
       .option('--follow', "print each request as soon as it is answered or given up on (for live input: '-')")
+      .option('--bodies', "decode every request and response body (ndjson: Kafka's JSON converter form, secrets hidden; table: a summary)")
+      .option('--max-body-bytes <size>', 'with --bodies: bytes of each frame kept for decoding; a larger frame is decoded as far as that (default: 8MiB)')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
-  ).action(async (captures: string[], o: CommonCliOptions & { format: string; follow?: boolean; output?: string }) => {
+  ).action(async (captures: string[], o: RequestsCliOptions) => {
     exitCode = await requestsCommand(captures, o, io);
   });
 

@@ -300,6 +300,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       } catch (e) {
         if (!(e instanceof BodyError)) throw e;
         bodyError = e.message;
+        // --bodies: the fields the rules read may still parse (a body malformed only after them).
+        if (this.full) body = this.selective('request', apiKey, apiVersion, head, header.headerLength, headLen, size);
       }
     }
     if (header.clientInstanceId !== null) header.clientInstanceId = this.keepInstanceId(header.clientInstanceId);
@@ -329,6 +331,16 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     }
     if (bodyError !== null) this.requestNote('malformed-body', frame, header, bodyError);
     return headLen;
+  }
+
+  /** The fields the rules read, or null when they do not parse either. */
+  private selective(kind: 'request' | 'response', key: number, version: number, head: Buffer, start: number, end: number, size: number): Struct | null {
+    try {
+      return decodeBody(kind, key, version, false, head, start, end, size, this.protocol)?.body ?? null;
+    } catch (e) {
+      if (e instanceof BodyError) return null;
+      throw e;
+    }
   }
 
   private requestNote(kind: 'unknown-api' | 'removed-version' | 'malformed-body', frame: number, header: RequestHeader, message: string): void {
@@ -425,8 +437,17 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
             errorCode = int(d.body, 'ErrorCode') ?? null;
           }
         } catch (e) {
-          if (e instanceof BodyError) bodyError = e.message;
-          else if (!(e instanceof DecodeError)) throw e;
+          if (e instanceof BodyError) {
+            bodyError = e.message;
+            if (this.full) {
+              const start = decodeResponseHeader(head, 0, headLen, headerVersion, p).headerLength;
+              const some = this.selective('response', apiKey, apiVersion, head, start, headLen, size);
+              if (some !== null) {
+                codes = errorCodes(some);
+                errorCode = int(some, 'ErrorCode') ?? null;
+              }
+            }
+          } else if (!(e instanceof DecodeError)) throw e;
         }
       }
     }
