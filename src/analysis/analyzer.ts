@@ -111,11 +111,9 @@ export class CaptureAnalyzer implements KafkaListener {
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onResponse?.(s, r, this.reporters[i]!);
     s.responses++;
     s.lastUs = toMicros(r.tsSec, r.tsNsec);
-    let errors = 0;
-    for (let i = 0; i < r.errorCodes.length; i++) if (r.errorCodes[i] !== 0) errors++;
-    if (errors > 0) {
+    if (r.errorCodes.length > 0) {
       s.errorResponses++;
-      s.errors += errors;
+      s.errors += r.errorCodes.length;
     }
     const q = r.request;
     if (q !== null) {

@@ -13,6 +13,7 @@ import { BodyError, compileDecoder, runDecoder, type Decoder, type Struct } from
 import { inRange, layoutFor, type FieldSchema, type MessageSchema } from './schema/model.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { collectErrorCodes, int } from './fields.js';
+import { EMPTY_LIST } from '../base/lists.js';
 
 export { BodyError };
 
@@ -66,10 +67,11 @@ interface BodyPlans {
   response: Map<number, (Decoder | null)[]>;
   fullRequest: Map<number, (Decoder | null)[]>;
   fullResponse: Map<number, (Decoder | null)[]>;
+  nested: Map<number, boolean[]>;
 }
 
 function plans(p: Protocol): BodyPlans {
-  if (p.bodyPlans === null) p.bodyPlans = { request: new Map(), response: new Map(), fullRequest: new Map(), fullResponse: new Map() } satisfies BodyPlans;
+  if (p.bodyPlans === null) p.bodyPlans = { request: new Map(), response: new Map(), fullRequest: new Map(), fullResponse: new Map(), nested: new Map() } satisfies BodyPlans;
   return p.bodyPlans as BodyPlans;
 }
 
@@ -141,9 +143,29 @@ export function decodeBody(
 /** Error codes kept per response at most (a response may carry one per partition: thousands). */
 export const MAX_ERROR_CODES = 4096;
 
-/** Every ErrorCode of a decoded response, top level first. */
-export function errorCodes(body: Struct): number[] {
+/** Response versions whose ErrorCodes are all at the top level (most): no walk through the body. */
+/**
+ * Every non-zero ErrorCode of a decoded response, top level first (the shared empty list when there is
+ * none, the common case). `nested`: the version has ErrorCode fields below the top level.
+ */
+export function errorCodes(body: Struct, nested = true): number[] {
+  const top = body.ErrorCode;
+  if (!nested) return typeof top === 'number' && top !== 0 ? [top] : EMPTY_LIST;
   const out: number[] = [];
-  collectErrorCodes(body, out, MAX_ERROR_CODES);
-  return out;
+  collectErrorCodes(body, out, MAX_ERROR_CODES, true);
+  return out.length === 0 ? EMPTY_LIST : out;
+}
+
+/** Does this response version carry ErrorCode fields below its top level (per topic, partition, group)? */
+export function hasNestedErrorCodes(key: number, version: number, p: Protocol = protocol()): boolean {
+  const all = plans(p);
+  let byVersion = all.nested.get(key);
+  if (byVersion === undefined) all.nested.set(key, (byVersion = []));
+  let known = byVersion[version];
+  if (known === undefined) {
+    const api = p.api(key);
+    known = api !== undefined && errorCodePaths(api.response, version).some((path) => path.includes('.'));
+    byVersion[version] = known;
+  }
+  return known;
 }

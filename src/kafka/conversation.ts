@@ -9,7 +9,7 @@ import { DecodeError } from './reader.js';
 import { decodeRequestHeader, decodeResponseHeader, responseHeaderBytes } from './headers.js';
 import type { RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
-import { BodyError, decodeBody, errorCodes, readsBody } from './bodies.js';
+import { BodyError, decodeBody, errorCodes, hasNestedErrorCodes, readsBody } from './bodies.js';
 import { int, type Struct } from './fields.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
@@ -433,7 +433,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
           if (d !== null) {
             body = d.body;
             bodyComplete = d.complete;
-            codes = errorCodes(d.body);
+            codes = errorCodes(d.body, hasNestedErrorCodes(apiKey, apiVersion, p));
             errorCode = int(d.body, 'ErrorCode') ?? null;
           }
         } catch (e) {

@@ -39,7 +39,7 @@ export interface KafkaResponse {
   request: KafkaRequest | null;
   /** The top-level ErrorCode, when the response version has one (null otherwise, or when not decoded). */
   errorCode: number | null;
-  /** Every ErrorCode the response carries (top level, then per topic, partition, group), in wire order. */
+  /** Every non-zero ErrorCode the response carries (top level, then per topic, partition, group), in wire order. */
   errorCodes: readonly number[];
   /** The body's fields (as for requests); null when none is read or the body did not parse. */
   body: Struct | null;
