@@ -32,6 +32,7 @@
  */
 import { inRange, layoutFor, type FieldSchema, type MessageSchema, type ProtocolSchemas } from './model.js';
 import { summariseRecords, type RecordsSummary } from './records.js';
+import { requestHeaderVersion } from './registry.js';
 
 export type Value = number | bigint | boolean | string | null | Uint8Array | SizeOnly | RecordsSummary | Struct | Value[];
 export interface SizeOnly {
@@ -142,7 +143,20 @@ function uvarlong(): bigint {
   return fail('varlong is longer than 10 bytes');
 }
 
+/**
+ * Kafka decodes strings with Java's `new String(bytes, UTF_8)`: malformed sequences become U+FFFD and a
+ * leading byte-order mark is kept (hence ignoreBOM). ASCII, nearly every string on the wire, takes
+ * Buffer's native latin1 slice instead, which is several times cheaper than a TextDecoder call.
+ */
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice?: (this: Uint8Array, from: number, to: number) => string }).latin1Slice;
+
+function text(from: number, to: number): string {
+  let i = from;
+  while (i < to && buf[i]! < 0x80) i++;
+  if (i === to && latin1Slice !== undefined) return latin1Slice.call(buf, from, to);
+  return utf8.decode(buf.subarray(from, to));
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Compiling
@@ -241,7 +255,7 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
         if (n > 0x7fff) fail(`string length ${n} is longer than 32767`);
         needLength(n);
         pos += n;
-        return build ? utf8.decode(buf.subarray(pos - n, pos)) : undefined;
+        return build ? text(pos - n, pos) : undefined;
       };
     case 'bytes':
     case 'records': {
@@ -334,6 +348,16 @@ function fieldRead(f: FieldSchema, ctx: Ctx, sel: Selection | undefined, depth: 
  */
 let pending: Value | null = null;
 
+/** The prototype of every decoded struct: an empty object with a null prototype. */
+const STRUCT_PROTO: object = Object.freeze(Object.create(null));
+
+function structConstructor(): new () => Struct {
+  // A function per call: V8 gives each its own initial map; its prototype is STRUCT_PROTO.
+  const C = function () {} as unknown as { prototype: object };
+  C.prototype = STRUCT_PROTO;
+  return C as unknown as new () => Struct;
+}
+
 interface CompiledStruct {
   readonly read: Read;
   /** Fields read before decoding may stop (the top level of a selective decode), for the early exit. */
@@ -372,8 +396,11 @@ function compileStruct(fields: readonly FieldSchema[], ctx: Ctx, sel: Selection 
     else count = reads.length;
   }
   const keepTags = build && sel.children === null;
+  // One constructor per compiled struct: its values share one hidden class (fast properties), and no
+  // Object.prototype is in their chain (Object.create(null) would give slow dictionary objects).
+  const Struct = structConstructor();
   const read: Read = () => {
-    const out: Struct | undefined = build ? (Object.create(null) as Struct) : undefined;
+    const out: Struct | undefined = build ? new Struct() : undefined;
     let i = 0;
     try {
       for (; i < count; i++) {
@@ -455,30 +482,47 @@ export interface Decoder {
   readonly records: 'size' | 'summary';
 }
 
-const cache = new WeakMap<MessageSchema, Map<string, Decoder | null>>();
+interface VersionCache {
+  /** By the options object itself: a caller that keeps its options constant pays one lookup. */
+  readonly byOptions: WeakMap<DecodeOptions, Decoder | null>;
+  /** By what the options say, for callers that make new option objects. */
+  readonly byKey: Map<string, Decoder | null>;
+}
 
-/** Compiles (once: cached per message, version and options) the decoder of one message version; null when undefined. */
-export function compileDecoder(message: MessageSchema, version: number, options: DecodeOptions = {}, context?: string): Decoder | null {
-  const key = `${version}|${options.records ?? 'size'}|${options.select ? options.select.join(',') : '*'}`;
-  let byKey = cache.get(message);
-  if (!byKey) cache.set(message, (byKey = new Map()));
-  const hit = byKey.get(key);
-  if (hit !== undefined) return hit;
-  const layout = layoutFor(message, version);
-  let d: Decoder | null = null;
-  if (layout) {
-    const ctx: Ctx = { version, flexible: inRange(layout.flexibleVersions, version) };
-    const sel = selectionOf(options.select);
-    d = {
-      context: context ?? `${message.name.replace(/(Request|Response)$/, '')} v${version} ${message.type}`,
-      message,
-      version,
-      selective: options.select !== undefined,
-      read: compileStruct(layout.fields, ctx, sel, 0, true).read,
-      records: options.records ?? 'size',
-    };
+const cache = new WeakMap<MessageSchema, Map<number, VersionCache>>();
+const NO_OPTIONS: DecodeOptions = Object.freeze({});
+
+/**
+ * Compiles (once: cached per message, version and options) the decoder of one message version; null when
+ * the message does not define the version. Keep `options` in a constant: the cache is keyed by the object
+ * first.
+ */
+export function compileDecoder(message: MessageSchema, version: number, options: DecodeOptions = NO_OPTIONS, context?: string): Decoder | null {
+  let versions = cache.get(message);
+  if (!versions) cache.set(message, (versions = new Map()));
+  let vc = versions.get(version);
+  if (!vc) versions.set(version, (vc = { byOptions: new WeakMap(), byKey: new Map() }));
+  const fast = vc.byOptions.get(options);
+  if (fast !== undefined) return fast;
+  const key = `${options.records ?? 'size'}|${options.select ? JSON.stringify(options.select) : '*'}`;
+  let d = vc.byKey.get(key);
+  if (d === undefined) {
+    d = null;
+    const layout = layoutFor(message, version);
+    if (layout) {
+      const ctx: Ctx = { version, flexible: inRange(layout.flexibleVersions, version) };
+      d = {
+        context: context ?? `${message.name.replace(/(Request|Response)$/, '')} v${version} ${message.type}`,
+        message,
+        version,
+        selective: options.select !== undefined,
+        read: compileStruct(layout.fields, ctx, selectionOf(options.select), 0, true).read,
+        records: options.records ?? 'size',
+      };
+    }
+    vc.byKey.set(key, d);
   }
-  byKey.set(key, d);
+  vc.byOptions.set(options, d);
   return d;
 }
 
@@ -527,6 +571,43 @@ export function decodeBody(
   if (!api) return null;
   const d = compileDecoder(kind === 'request' ? api.request : api.response, version, options, `${api.name} v${version} ${kind}`);
   return d === null ? null : runDecoder(d, bytes, start, end, frameEnd);
+}
+
+export interface DecodedRequest {
+  readonly apiKey: number;
+  readonly apiVersion: number;
+  /** Null when the schemas do not define this API or version: then neither header nor body is decoded. */
+  readonly headerVersion: number | null;
+  readonly header: Decoded | null;
+  /** Null without a header version, or when the header did not end within the bytes given. */
+  readonly body: Decoded | null;
+}
+
+/**
+ * Decodes a whole request frame (`bytes[start, end)` after the size prefix; `frameEnd` its end when only a
+ * prefix is held): the header by the version registry.ts's requestHeaderVersion gives for its API key and
+ * version, then the body with `options`. Throws BodyError for a malformed header or body.
+ */
+export function decodeRequest(
+  schemas: ProtocolSchemas,
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  options?: DecodeOptions,
+  frameEnd = end,
+): DecodedRequest {
+  if (end - start < 4) {
+    if (frameEnd - start < 4) throw new BodyError('request header', '', `needs 4 bytes, the frame has ${frameEnd - start}`, start);
+    return { apiKey: -1, apiVersion: -1, headerVersion: null, header: null, body: null };
+  }
+  const apiKey = ((bytes[start]! << 24) | (bytes[start + 1]! << 16)) >> 16;
+  const apiVersion = ((bytes[start + 2]! << 24) | (bytes[start + 3]! << 16)) >> 16;
+  const hv = requestHeaderVersion(schemas, apiKey, apiVersion);
+  if (hv === null) return { apiKey, apiVersion, headerVersion: null, header: null, body: null };
+  const header = decodeRequestHeader(schemas, hv, bytes, start, end, frameEnd);
+  if (header === null || !header.complete) return { apiKey, apiVersion, headerVersion: hv, header, body: null };
+  const body = decodeBody(schemas, 'request', apiKey, apiVersion, bytes, header.end, end, options, frameEnd);
+  return { apiKey, apiVersion, headerVersion: hv, header, body };
 }
 
 /** Decodes a request header (of the version registry.requestHeaderVersion gives); null for an undefined header version. */

@@ -17,7 +17,7 @@ export interface RawField {
   nullableVersions?: string;
   flexibleVersions?: string;
   taggedVersions?: string;
-  tag?: number;
+  tag?: number | string;
   default?: string | number | boolean;
   entityType?: string;
   ignorable?: boolean | string;

@@ -100,8 +100,10 @@ class Resolver {
     const taggedVersions = optVersions(f.taggedVersions, `${where}.taggedVersions`);
     let tag: number | null = null;
     if (f.tag !== undefined) {
-      if (!Number.isInteger(f.tag) || f.tag < 0 || f.tag > 0x7fffffff) throw new SchemaError(`${where}: bad tag`);
-      tag = f.tag;
+      // Kafka's reader (Jackson) also takes a number written as a string: the 2024 BrokerHeartbeat has "tag": "0".
+      const t: unknown = typeof f.tag === 'string' && /^\d{1,10}$/.test(f.tag) ? Number(f.tag) : f.tag;
+      if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t > 0x7fffffff) throw new SchemaError(`${where}: bad tag ${JSON.stringify(f.tag)}`);
+      tag = t;
     }
     if ((tag === null) !== (taggedVersions === null)) throw new SchemaError(`${where}: a tag needs taggedVersions and taggedVersions a tag`);
     return {
@@ -205,18 +207,19 @@ function applyOverlay(messages: RawMessage[], overlay: readonly RawMessage[]): R
   const out = messages.slice();
   for (const o of overlay) {
     const i = byName.get(o.name);
-    const base = i === undefined ? undefined : out[i]!;
+    // Only where the loaded schemas have the message: a Kafka without telemetry does not gain it.
+    if (i === undefined) continue;
+    const base = out[i]!;
     const want = parseVersions(o.validVersions, o.name)!.hi;
-    const has = base ? parseVersions(base.validVersions, base.name) : null;
+    const has = parseVersions(base.validVersions, base.name);
     if (has && has.hi >= want) continue;
     const merged: RawMessage = { ...o };
-    if (base?.removed && base.legacy) {
+    if (base.removed && base.legacy) {
       merged.removed = base.removed;
       merged.legacy = base.legacy;
     }
-    if (base?.headerVersions) merged.headerVersions = base.headerVersions;
-    if (i === undefined) out.push(merged);
-    else out[i] = merged;
+    if (base.headerVersions) merged.headerVersions = base.headerVersions;
+    out[i] = merged;
   }
   return out;
 }
@@ -225,43 +228,98 @@ function applyOverlay(messages: RawMessage[], overlay: readonly RawMessage[]): R
  * Builds the model from raw messages (every request and response of each API key, and both headers),
  * with the KIP-1313 overlay applied. `errors` are Kafka's error codes.
  */
-export function resolveSchemas(messages: RawMessage[], errorRows: readonly (readonly [number, string, string])[], source: string): ProtocolSchemas {
+/**
+ * The APIs of a schema set, each resolved at its first use (the built-in set: a run that sees five
+ * APIs resolves five of 95). Iterating resolves them all.
+ */
+class LazyApis implements ReadonlyMap<number, ApiSchema> {
+  private readonly done = new Map<number, ApiSchema>();
+
+  constructor(
+    private readonly keys_: readonly number[],
+    private readonly build: (key: number) => ApiSchema | undefined,
+  ) {}
+
+  get size(): number {
+    return this.keys_.length;
+  }
+  get(key: number): ApiSchema | undefined {
+    let a = this.done.get(key);
+    if (a === undefined) {
+      a = this.build(key);
+      if (a !== undefined) this.done.set(key, a);
+    }
+    return a;
+  }
+  has(key: number): boolean {
+    return this.get(key) !== undefined;
+  }
+  *entries(): MapIterator<[number, ApiSchema]> {
+    for (const k of this.keys_) yield [k, this.get(k)!];
+  }
+  *keys(): MapIterator<number> {
+    yield* this.keys_;
+  }
+  *values(): MapIterator<ApiSchema> {
+    for (const k of this.keys_) yield this.get(k)!;
+  }
+  [Symbol.iterator](): MapIterator<[number, ApiSchema]> {
+    return this.entries();
+  }
+  forEach(f: (value: ApiSchema, key: number, map: ReadonlyMap<number, ApiSchema>) => void): void {
+    for (const [k, v] of this.entries()) f(v, k, this);
+  }
+}
+
+/**
+ * Builds the model from raw messages (every request and response of each API key, and both headers),
+ * with the KIP-1313 overlay applied. `errors` are Kafka's error codes. With `lazy`, each API is resolved
+ * at its first use (for the built-in schemas, whose every message a test resolves); otherwise all at once,
+ * so that any problem in a user's schemas is found when they load.
+ */
+export function resolveSchemas(
+  messages: RawMessage[],
+  errorRows: readonly (readonly [number, string, string])[],
+  source: string,
+  lazy = false,
+): ProtocolSchemas {
   const all = applyOverlay(messages, KIP1313_OVERLAY);
-  const requests = new Map<number, MessageSchema>();
-  const responses = new Map<number, MessageSchema>();
+  const requests = new Map<number, RawMessage>();
+  const responses = new Map<number, RawMessage>();
   let requestHeader: MessageSchema | null = null;
   let responseHeader: MessageSchema | null = null;
   for (const raw of all) {
-    const m = buildMessage(raw);
-    if (m.type === 'header') {
-      if (m.name === 'RequestHeader') requestHeader = m;
-      else if (m.name === 'ResponseHeader') responseHeader = m;
+    if (raw.type === 'header') {
+      if (raw.name === 'RequestHeader') requestHeader = buildMessage(raw);
+      else if (raw.name === 'ResponseHeader') responseHeader = buildMessage(raw);
       continue;
     }
-    const into = m.type === 'request' ? requests : responses;
-    if (into.has(m.apiKey!)) throw new SchemaError(`two ${m.type} schemas for API key ${m.apiKey}: ${into.get(m.apiKey!)!.name} and ${m.name}`);
-    into.set(m.apiKey!, m);
+    const into = raw.type === 'request' ? requests : responses;
+    if (into.has(raw.apiKey!)) throw new SchemaError(`two ${raw.type} schemas for API key ${raw.apiKey}: ${into.get(raw.apiKey!)!.name} and ${raw.name}`);
+    into.set(raw.apiKey!, raw);
   }
-  if (!requestHeader || !responseHeader) throw new SchemaError(`${source}: no RequestHeader or ResponseHeader schema`);
-  const apis = new Map<number, ApiSchema>();
-  for (const key of [...requests.keys()].sort((a, b) => a - b)) {
-    const request = requests.get(key)!;
-    const response = responses.get(key);
-    if (!response) throw new SchemaError(`${source}: ${request.name} has no response schema`);
-    const legacy = request.layouts.find((l) => l.versions !== request.validVersions) ?? null;
-    const removedRow = all.find((r) => r.name === request.name)?.removed;
-    apis.set(key, {
+  if (!requestHeader || !responseHeader) throw new SchemaError('no RequestHeader or ResponseHeader schema');
+  for (const [key, r] of requests) if (!responses.has(key)) throw new SchemaError(`${r.name} has no response schema`);
+  for (const [key, r] of responses) if (!requests.has(key)) throw new SchemaError(`${r.name} has no request schema`);
+  const build = (key: number): ApiSchema | undefined => {
+    const rawRequest = requests.get(key);
+    if (!rawRequest) return undefined;
+    const request = buildMessage(rawRequest);
+    const response = buildMessage(responses.get(key)!);
+    const removed = rawRequest.removed && request.layouts.length > (request.validVersions ? 1 : 0) ? request.layouts[request.layouts.length - 1]! : null;
+    return {
       key,
       name: request.name.replace(/Request$/, ''),
       request,
       response,
       validVersions: request.validVersions,
       definedVersions: request.definedVersions,
-      removed: legacy && removedRow ? { versions: legacy.versions, release: removedRow.release } : null,
+      removed: removed && rawRequest.removed ? { versions: removed.versions, release: rawRequest.removed.release } : null,
       flexibleVersions: request.flexibleVersions,
-    });
-  }
-  for (const key of responses.keys()) if (!requests.has(key)) throw new SchemaError(`${source}: ${responses.get(key)!.name} has no request schema`);
+    };
+  };
+  const keys = [...requests.keys()].sort((a, b) => a - b);
+  const apis: ReadonlyMap<number, ApiSchema> = lazy ? new LazyApis(keys, build) : new Map(keys.map((k) => [k, build(k)!]));
   const errors = new Map<number, ErrorInfo>();
   for (const [code, name, message] of errorRows) errors.set(code, { code, name, message });
   return { source, apis, requestHeader, responseHeader, errors };
@@ -273,7 +331,7 @@ let builtin: ProtocolSchemas | null = null;
 export function builtinSchemas(): ProtocolSchemas {
   if (builtin === null) {
     const payload = JSON.parse(GENERATED_SCHEMAS) as { messages: RawMessage[]; errors: [number, string, string][] };
-    builtin = resolveSchemas(payload.messages, payload.errors, `built-in: ${GENERATED_SOURCE}; ${OVERLAY_SOURCE}`);
+    builtin = resolveSchemas(payload.messages, payload.errors, `built-in: ${GENERATED_SOURCE}; ${OVERLAY_SOURCE}`, true);
   }
   return builtin;
 }
@@ -311,13 +369,13 @@ export function loadSchemas(path: string): ProtocolSchemas {
       const s = statSync(p);
       if (!s.isFile()) continue;
       if (s.size > MAX_SCHEMA_BYTES) throw new SchemaError(`--kafka-specs ${p}: larger than ${MAX_SCHEMA_BYTES} bytes`);
-      files.push([n, readFileSync(p, 'utf8')]);
+      files.push([p, readFileSync(p, 'utf8')]);
     }
   } else if (st.isFile()) {
     if (st.size > MAX_JAR_BYTES) throw new SchemaError(`--kafka-specs ${path}: larger than ${MAX_JAR_BYTES >> 20} MiB`);
-    const entries = readZipEntries(readFileSync(path), path, (name) => /^common\/message\/[^/]+\.json$/.test(name), MAX_SCHEMA_BYTES, MAX_SCHEMA_FILES);
+    const entries = readZipEntries(readFileSync(path), `--kafka-specs ${path}`, (name) => /^common\/message\/[^/]+\.json$/.test(name), MAX_SCHEMA_BYTES, MAX_SCHEMA_FILES);
     if (entries.length === 0) throw new SchemaError(`--kafka-specs ${path}: no common/message/*.json in this jar`);
-    for (const e of entries) files.push([e.name, e.data.toString('utf8')]);
+    for (const e of entries) files.push([`${path}!${e.name}`, e.data.toString('utf8')]);
   } else {
     throw new SchemaError(`--kafka-specs ${path}: not a file or folder`);
   }
@@ -331,7 +389,7 @@ export function loadSchemas(path: string): ProtocolSchemas {
   try {
     return resolveSchemas(messages, [...builtinSchemas().errors.values()].map((e) => [e.code, e.name, e.message] as const), source);
   } catch (e) {
-    if (e instanceof SchemaError && !e.message.startsWith('--kafka-specs')) throw new SchemaError(`--kafka-specs ${path}: ${e.message}`);
+    if (e instanceof SchemaError) throw new SchemaError(`--kafka-specs ${path}: ${e.message}`);
     throw e;
   }
 }
