@@ -103,7 +103,14 @@ export class BodyError extends Error {
 // The cursor: one per thread (decoding is synchronous and not re-entrant).
 
 let buf: Uint8Array = new Uint8Array(0);
-let dv = new DataView(buf.buffer);
+/** A DataView of `buf` for int64 and float64, made when first needed (frames change buffers often). */
+let dv: DataView | null = null;
+function view(): DataView {
+  return (dv ??= new DataView(buf.buffer, buf.byteOffset, buf.byteLength));
+}
+/** Big-endian int16 and int32 by byte arithmetic: no DataView per buffer. */
+const i16 = (p: number): number => (((buf[p]! << 8) | buf[p + 1]!) << 16) >> 16;
+const i32 = (p: number): number => (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
 let pos = 0;
 /** The bytes available. */
 let avail = 0;
@@ -233,23 +240,23 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
       if (ctx.tap && f.name === 'ErrorCode') {
         return () => {
           need(2);
-          const v = dv.getInt16(pos);
+          const v = i16(pos);
           pos += 2;
           if (v !== 0 && tapped.length < MAX_TAPPED) tapped.push(v);
           return build ? v : undefined;
         };
       }
-      return build ? () => (need(2), (pos += 2), dv.getInt16(pos - 2)) : skip(2);
+      return build ? () => (need(2), (pos += 2), i16(pos - 2)) : skip(2);
     case 'uint16':
-      return build ? () => (need(2), (pos += 2), dv.getUint16(pos - 2)) : skip(2);
+      return build ? () => (need(2), (pos += 2), (i16(pos - 2) & 0xffff)) : skip(2);
     case 'int32':
-      return build ? () => (need(4), (pos += 4), dv.getInt32(pos - 4)) : skip(4);
+      return build ? () => (need(4), (pos += 4), i32(pos - 4)) : skip(4);
     case 'uint32':
-      return build ? () => (need(4), (pos += 4), dv.getUint32(pos - 4)) : skip(4);
+      return build ? () => (need(4), (pos += 4), (i32(pos - 4) >>> 0)) : skip(4);
     case 'int64':
-      return build ? () => (need(8), (pos += 8), dv.getBigInt64(pos - 8)) : skip(8);
+      return build ? () => (need(8), (pos += 8), view().getBigInt64(pos - 8)) : skip(8);
     case 'float64':
-      return build ? () => (need(8), (pos += 8), dv.getFloat64(pos - 8)) : skip(8);
+      return build ? () => (need(8), (pos += 8), view().getFloat64(pos - 8)) : skip(8);
     case 'uuid':
       return build
         ? () => {
@@ -276,7 +283,7 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
         if (compact) n = uvarint() - 1;
         else {
           need(2);
-          n = dv.getInt16(pos);
+          n = i16(pos);
           pos += 2;
         }
         if (n < 0) {
@@ -296,7 +303,7 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
         if (compact) n = uvarint() - 1;
         else {
           need(4);
-          n = dv.getInt32(pos);
+          n = i32(pos);
           pos += 4;
         }
         if (n < 0) {
@@ -319,7 +326,7 @@ function arrayCount(compact: boolean, nullable: boolean, name: string, version: 
   if (compact) n = uvarint() - 1;
   else {
     need(4);
-    n = dv.getInt32(pos);
+    n = i32(pos);
     pos += 4;
   }
   if (n < 0) {
@@ -580,7 +587,7 @@ export function runDecoder(d: Decoder, bytes: Uint8Array, start: number, end: nu
   if (!(start >= 0 && start <= end && end <= frameEnd && end <= bytes.length)) throw new RangeError(`bad range [${start}, ${end}) / ${frameEnd}`);
   if (bytes !== buf) {
     buf = bytes;
-    dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    dv = null;
   }
   pos = start;
   avail = end;
