@@ -12,7 +12,7 @@
 import { BodyError, compileDecoder, runDecoder, type Decoder, type Struct } from './schema/interpreter.js';
 import { inRange, layoutFor, type FieldSchema, type MessageSchema } from './schema/model.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
-import { collectErrorCodes, int } from './fields.js';
+import { int } from './fields.js';
 import { EMPTY_LIST } from '../base/lists.js';
 
 export { BodyError };
@@ -67,11 +67,10 @@ interface BodyPlans {
   response: Map<number, (Decoder | null)[]>;
   fullRequest: Map<number, (Decoder | null)[]>;
   fullResponse: Map<number, (Decoder | null)[]>;
-  nested: Map<number, boolean[]>;
 }
 
 function plans(p: Protocol): BodyPlans {
-  if (p.bodyPlans === null) p.bodyPlans = { request: new Map(), response: new Map(), fullRequest: new Map(), fullResponse: new Map(), nested: new Map() } satisfies BodyPlans;
+  if (p.bodyPlans === null) p.bodyPlans = { request: new Map(), response: new Map(), fullRequest: new Map(), fullResponse: new Map() } satisfies BodyPlans;
   return p.bodyPlans as BodyPlans;
 }
 
@@ -88,10 +87,13 @@ function decoder(p: Protocol, kind: 'request' | 'response', key: number, version
   if (api !== undefined && p.isDefined(key, version) && version < 0x7fff) {
     const m = kind === 'request' ? api.request : api.response;
     const context = `${api.name} v${version} ${kind}`;
-    if (full) d = compileDecoder(m, version, {}, context);
+    // Responses: every ErrorCode is tapped as the decoder skips past it (only the top-level one is built).
+    const tapErrorCodes = kind === 'response' && errorCodePaths(m, version).length > 0;
+    if (full) d = compileDecoder(m, version, { tapErrorCodes }, context);
     else {
-      const select = kind === 'request' ? [...(REQUEST_FIELDS.get(key) ?? [])] : [...errorCodePaths(m, version), ...(RESPONSE_FIELDS.get(key) ?? [])];
-      d = select.length === 0 ? null : compileDecoder(m, version, { select }, context);
+      const select = kind === 'request' ? [...(REQUEST_FIELDS.get(key) ?? [])] : [...(RESPONSE_FIELDS.get(key) ?? [])];
+      if (kind === 'response' && p.bodyHasField('response', key, version, 'ErrorCode')) select.unshift('ErrorCode');
+      d = select.length === 0 && !tapErrorCodes ? null : compileDecoder(m, version, { select, tapErrorCodes }, context);
     }
   }
   byVersion[version] = d;
@@ -105,6 +107,8 @@ export function readsBody(kind: 'request' | 'response', key: number, version: nu
 
 export interface DecodedBody {
   body: Struct;
+  /** Responses: every non-zero ErrorCode, top level first, then per topic, partition, group (wire order). */
+  errorCodes: readonly number[];
   /** False when the prefix kept ended before the body did. */
   complete: boolean;
   /** Where the decoder stopped (incomplete bodies), else null. */
@@ -137,35 +141,6 @@ export function decodeBody(
     const lowest = p.api(key)!.definedVersions.lo;
     if (lowest !== version) r = runDecoder(decoder(p, kind, key, lowest, true)!, buf, start, end, frameEnd);
   }
-  return { body: r.value, complete: r.complete, stoppedAt: r.stoppedAt };
+  return { body: r.value, errorCodes: r.errorCodes ?? EMPTY_LIST, complete: r.complete, stoppedAt: r.stoppedAt };
 }
 
-/** Error codes kept per response at most (a response may carry one per partition: thousands). */
-export const MAX_ERROR_CODES = 4096;
-
-/** Response versions whose ErrorCodes are all at the top level (most): no walk through the body. */
-/**
- * Every non-zero ErrorCode of a decoded response, top level first (the shared empty list when there is
- * none, the common case). `nested`: the version has ErrorCode fields below the top level.
- */
-export function errorCodes(body: Struct, nested = true): number[] {
-  const top = body.ErrorCode;
-  if (!nested) return typeof top === 'number' && top !== 0 ? [top] : EMPTY_LIST;
-  const out: number[] = [];
-  collectErrorCodes(body, out, MAX_ERROR_CODES, true);
-  return out.length === 0 ? EMPTY_LIST : out;
-}
-
-/** Does this response version carry ErrorCode fields below its top level (per topic, partition, group)? */
-export function hasNestedErrorCodes(key: number, version: number, p: Protocol = protocol()): boolean {
-  const all = plans(p);
-  let byVersion = all.nested.get(key);
-  if (byVersion === undefined) all.nested.set(key, (byVersion = []));
-  let known = byVersion[version];
-  if (known === undefined) {
-    const api = p.api(key);
-    known = api !== undefined && errorCodePaths(api.response, version).some((path) => path.includes('.'));
-    byVersion[version] = known;
-  }
-  return known;
-}

@@ -6,10 +6,10 @@
 import type { Direction, Endpoint, StreamHandler, TcpConnection } from '../tcp/types.js';
 import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, type FrameSink, type Plausibility } from './framer.js';
 import { DecodeError } from './reader.js';
-import { decodeRequestHeader, decodeResponseHeader, responseHeaderBytes } from './headers.js';
+import { decodeRequestHeader, decodeResponseHeader } from './headers.js';
 import type { RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
-import { BodyError, decodeBody, errorCodes, hasNestedErrorCodes, readsBody } from './bodies.js';
+import { BodyError, decodeBody, readsBody, type DecodedBody } from './bodies.js';
 import { int, type Struct } from './fields.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
@@ -51,6 +51,8 @@ const INITIAL_RESPONSE_HEAD = 16;
 const MAX_PREFIX = 64 * 1024;
 /** A body prefix asked for first; a body that needs more asks again, four times as much, up to the cap. */
 const BODY_HEAD = 256;
+/** Responses up to this size are kept whole at the first look (most are: error codes, heartbeats, metadata). */
+const SMALL_RESPONSE = 1024;
 /** Smallest request: int16 key, int16 version, int32 correlation id (header v0). */
 const MIN_REQUEST_BYTES = 8;
 /** Smallest response: int32 correlation id. */
@@ -301,7 +303,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
         if (!(e instanceof BodyError)) throw e;
         bodyError = e.message;
         // --bodies: the fields the rules read may still parse (a body malformed only after them).
-        if (this.full) body = this.selective('request', apiKey, apiVersion, head, header.headerLength, headLen, size);
+        if (this.full) body = this.selective('request', apiKey, apiVersion, head, header.headerLength, headLen, size)?.body ?? null;
       }
     }
     if (header.clientInstanceId !== null) header.clientInstanceId = this.keepInstanceId(header.clientInstanceId);
@@ -334,9 +336,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   }
 
   /** The fields the rules read, or null when they do not parse either. */
-  private selective(kind: 'request' | 'response', key: number, version: number, head: Buffer, start: number, end: number, size: number): Struct | null {
+  private selective(kind: 'request' | 'response', key: number, version: number, head: Buffer, start: number, end: number, size: number): DecodedBody | null {
     try {
-      return decodeBody(kind, key, version, false, head, start, end, size, this.protocol)?.body ?? null;
+      return decodeBody(kind, key, version, false, head, start, end, size, this.protocol);
     } catch (e) {
       if (e instanceof BodyError) return null;
       throw e;
@@ -424,27 +426,31 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       const headerVersion = p.responseHeaderVersion(apiKey, apiVersion);
       if (headerVersion !== null && readsBody('response', apiKey, apiVersion, this.full, p)) {
         const max = this.maxPrefix;
-        const first = Math.min(size, max, this.full ? size : responseHeaderBytes(headerVersion, p) + BODY_HEAD);
-        if (!final && headLen < first) return first;
+        // --bodies wants the whole frame (up to its cap) at once; the rules' fields usually fit the first look.
+        if (this.full && !final && headLen < size && headLen < max) return Math.min(size, max);
+        // A small response is read whole at once: decoding a prefix that proves too short costs more than the copy.
+        if (!final && headLen < size && headLen < SMALL_RESPONSE) return Math.min(size, SMALL_RESPONSE);
         try {
           const start = decodeResponseHeader(head, 0, headLen, headerVersion, p).headerLength;
           const d = decodeBody('response', apiKey, apiVersion, this.full, head, start, headLen, size, p);
-          if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max, headLen * 4);
+          if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max);
           if (d !== null) {
             body = d.body;
             bodyComplete = d.complete;
-            codes = errorCodes(d.body, hasNestedErrorCodes(apiKey, apiVersion, p));
+            codes = d.errorCodes;
             errorCode = int(d.body, 'ErrorCode') ?? null;
           }
         } catch (e) {
+          // A response header cut by the first look: ask for the body's first bytes.
+          if (e instanceof DecodeError && !final && headLen < size) return Math.min(size, max, BODY_HEAD);
           if (e instanceof BodyError) {
             bodyError = e.message;
             if (this.full) {
               const start = decodeResponseHeader(head, 0, headLen, headerVersion, p).headerLength;
               const some = this.selective('response', apiKey, apiVersion, head, start, headLen, size);
               if (some !== null) {
-                codes = errorCodes(some);
-                errorCode = int(some, 'ErrorCode') ?? null;
+                codes = some.errorCodes;
+                errorCode = int(some.body, 'ErrorCode') ?? null;
               }
             }
           } else if (!(e instanceof DecodeError)) throw e;

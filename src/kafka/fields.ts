@@ -39,26 +39,3 @@ export function list(s: Struct | null, name: string): Value[] | null | undefined
 export function struct(v: Value | undefined): Struct | null {
   return v !== null && v !== undefined && typeof v === 'object' && !(v instanceof Uint8Array) && !Array.isArray(v) ? (v as Struct) : null;
 }
-
-/**
- * Every non-zero ErrorCode a decoded body carries, top level first, then depth first through its
- * topics, partitions and groups, appended to `out` (at most `max`). Fields named ErrorCode are
- * Kafka's error codes in every schema (Errors.java's codes; the per-partition ones included).
- */
-export function collectErrorCodes(s: Struct, out: number[], max: number, nested: boolean): void {
-  const top = s.ErrorCode;
-  if (typeof top === 'number' && top !== 0 && out.length < max) out.push(top);
-  if (!nested) return;
-  for (const k in s) {
-    const v = s[k];
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length && out.length < max; i++) {
-        const e = struct(v[i]);
-        if (e !== null) collectErrorCodes(e, out, max, true);
-      }
-    } else if (k !== 'ErrorCode') {
-      const e = struct(v as Value);
-      if (e !== null) collectErrorCodes(e, out, max, true);
-    }
-  }
-}
