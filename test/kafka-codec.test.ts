@@ -381,7 +381,7 @@ const ALL_DECODERS: ((b: Uint8Array, s: number, e: number, v: number) => unknown
   (b, s, e) => decodeRequestHeader(b, s, e, false, { inferNewerVersions: true }),
   (b, s, e, v) => decodeResponseHeader(b, s, e, v & 1),
   // The bodies the rules read, whole or as a prefix of a longer frame, requests and responses.
-  ...[0, 17, 18, 68, 71, 72, 76, 88].flatMap((key) => [
+  ...[0, 18, 68, 71, 72].flatMap((key) => [
     (b: Uint8Array, s: number, e: number, v: number) => decodeBody('request', key, v, true, b, s, e, e),
     (b: Uint8Array, s: number, e: number, v: number) => decodeBody('response', key, v, false, b, s, e, e + 8),
   ]),
