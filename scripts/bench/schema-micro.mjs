@@ -48,7 +48,7 @@ function time(fn, n) {
   return Number(process.hrtime.bigint() - t0) / n;
 }
 
-function compare(name, a, b, n = 200000) {
+function compare(name, aLabel, a, bLabel, b, n = 200000) {
   const ra = [];
   const rb = [];
   for (let round = 0; round < 15; round++) {
@@ -56,16 +56,16 @@ function compare(name, a, b, n = 200000) {
     rb.push(time(b, n));
   }
   const med = (xs) => xs.sort((x, y) => x - y)[xs.length >> 1];
-  console.log(`${name.padEnd(52)} hand-written ${med(ra).toFixed(0).padStart(5)} ns   schema ${med(rb).toFixed(0).padStart(5)} ns`);
+  console.log(`${name.padEnd(44)} ${aLabel.padStart(14)} ${med(ra).toFixed(0).padStart(5)} ns   ${bLabel.padStart(12)} ${med(rb).toFixed(0).padStart(5)} ns`);
 }
 
 const H = interp.compileDecoder(s.requestHeader, 2);
-compare('request header v2 (ClientId, tag 0)', () => headers.decodeRequestHeader(header, 0, header.length, true), () => interp.runDecoder(H, header, 0, header.length));
+compare('request header v2 (ClientId, tag 0)', 'hand-written', () => headers.decodeRequestHeader(header, 0, header.length, true), 'schema', () => interp.runDecoder(H, header, 0, header.length));
 const sel = ['GroupId', 'MemberId', 'MemberEpoch', 'InstanceId', 'RackId', 'RebalanceTimeoutMs'];
 const C = interp.compileDecoder(s.apis.get(68).request, 0, { select: sel });
-compare('ConsumerGroupHeartbeat v0 request, 6 leading fields', () => bodies.decodeConsumerGroupHeartbeatRequest(cgh, 0, cgh.length, 0), () => interp.runDecoder(C, cgh, 0, cgh.length));
+compare('ConsumerGroupHeartbeat v0 request, 6 fields', 'hand-written', () => bodies.decodeConsumerGroupHeartbeatRequest(cgh, 0, cgh.length, 0), 'schema', () => interp.runDecoder(C, cgh, 0, cgh.length));
 const A = interp.compileDecoder(s.apis.get(0).request, 11, { select: ['Acks'] });
 const F = interp.compileDecoder(s.apis.get(0).request, 11);
 const I = interp.compileDecoder(s.apis.get(0).request, 11, { select: ['TopicData.Name', 'TopicData.PartitionData.Index'] });
-compare('Produce v11 request: Acks only vs every field', () => interp.runDecoder(A, produce, 0, produce.length), () => interp.runDecoder(F, produce, 0, produce.length));
-compare('Produce v11 request: topics and partitions (schema)', () => interp.runDecoder(I, produce, 0, produce.length), () => interp.runDecoder(I, produce, 0, produce.length));
+compare('Produce v11 request, 10 partitions (schema)', 'Acks only', () => interp.runDecoder(A, produce, 0, produce.length), 'every field', () => interp.runDecoder(F, produce, 0, produce.length));
+compare('Produce v11 request, 10 partitions (schema)', 'topics, parts', () => interp.runDecoder(I, produce, 0, produce.length), 'every field', () => interp.runDecoder(F, produce, 0, produce.length));

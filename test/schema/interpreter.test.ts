@@ -75,6 +75,12 @@ describe('malformed bodies', () => {
     expect([acks.complete, acks.end, plain(acks.value)]).toEqual([true, 3, { Acks: -1 }]);
     const idx = decodeBody(s, 'request', API_KEY.Produce, 11, b, 0, b.length, { select: ['TopicData.PartitionData.Index', 'TopicData.Name'] })!;
     expect(plain(idx.value)).toEqual({ TopicData: [{ Name: 't', PartitionData: [{ Index: 0 }, { Index: 1 }] }] });
+    // A path that names no field in any version is a caller's bug.
+    expect(() => compileDecoder(s.apis.get(0)!.request, 11, { select: ['TopicData.Partitions.Index'] })).toThrow(
+      new RangeError('ProduceRequest has no field "TopicData.Partitions.Index" in any version'),
+    );
+    // One that exists in other versions only selects nothing here.
+    expect(plain(decodeBody(s, 'request', API_KEY.Produce, 11, b, 0, b.length, { select: ['TopicData.TopicId'] })!.value)).toEqual({ TopicData: [{}] });
     // The compiled decoder is cached per message, version and selection.
     expect(compileDecoder(s.apis.get(0)!.request, 11, { select: ['Acks'] })).toBe(compileDecoder(s.apis.get(0)!.request, 11, { select: ['Acks'] }));
   });
@@ -327,5 +333,34 @@ describe('decodeRequest: header by the registry\'s version, then the body', () =
     const cut = decodeRequest(s, frame, 0, 9, undefined, frame.length);
     expect([cut.header!.complete, cut.header!.stoppedAt, cut.body]).toEqual([false, 'ClientId', null]);
     expect(bodyError(() => decodeRequest(s, frame, 0, 3))).toBe('request header: needs 4 bytes, the frame has 3');
+  });
+});
+
+describe('fieldPaths: selections from the schema', () => {
+  it('every ErrorCode of a Produce v13 response, every topic name of a Fetch v12 request; decoding them', async () => {
+    const { fieldPaths } = await import('../../src/kafka/schema/model.js');
+    const produce = s.apis.get(API_KEY.Produce)!;
+    expect(fieldPaths(produce.response, 13, (f) => f.name === 'ErrorCode')).toEqual(['Responses.PartitionResponses.ErrorCode']);
+    expect(fieldPaths(produce.response, 2, (f) => f.name === 'ErrorCode')).toEqual(['Responses.PartitionResponses.ErrorCode']);
+    expect(fieldPaths(s.apis.get(API_KEY.Fetch)!.request, 12, (f) => f.entityType === 'topicName')).toEqual(['Topics.Topic', 'ForgottenTopicsData.Topic']);
+    expect(fieldPaths(s.apis.get(API_KEY.Fetch)!.response, 18, (f) => f.name === 'ErrorCode')).toEqual(['ErrorCode', 'Responses.Partitions.ErrorCode']);
+    expect(fieldPaths(produce.response, 99, () => true)).toEqual([]);
+    // Produce v3 response: one topic "t", partitions 0 (NONE) and 1 (NOT_LEADER_OR_FOLLOWER, 6)
+    const o = new Out();
+    o.int32(1);
+    o.int16(1);
+    o.u8(0x74);
+    o.int32(2);
+    for (const [p, e] of [[0, 0], [1, 6]]) {
+      o.int32(p!);
+      o.int16(e!);
+      o.int64(-1n);
+      o.int64(-1n);
+    }
+    o.int32(0);
+    const b = o.done();
+    const select = fieldPaths(produce.response, 3, (f) => f.name === 'ErrorCode');
+    const d = decodeBody(s, 'response', API_KEY.Produce, 3, b, 0, b.length, { select })!;
+    expect(plain(d.value)).toEqual({ Responses: [{ PartitionResponses: [{ ErrorCode: 0 }, { ErrorCode: 6 }] }] });
   });
 });

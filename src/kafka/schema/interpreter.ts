@@ -3,8 +3,9 @@
  * (https://kafka.apache.org/protocol.html, KIP-482 for the flexible encoding): it decodes
  * `buf[start, end)` by the schema, bounded by the frame.
  *
- * Compiled, then run: {@link compileDecoder} turns (message, version, selection) into a tree of
- * closures once (cached), so a frame costs the reads and nothing else. A selection names the fields a
+ * Compiled, then run: {@link compileDecoder} turns (message, version, selection) into closures once
+ * (cached): one per field, and per struct a straight-line function calling them (see `unrolled`), so a
+ * frame costs the reads and nothing else. A selection names the fields a
  * caller needs ("Acks", "TopicData.PartitionData.Index"): the others are skipped without building
  * values, and decoding stops after the last selected top-level field (unless a tagged field is
  * selected: tagged fields come last).
@@ -452,28 +453,56 @@ function compileStruct(fields: readonly FieldSchema[], ctx: Ctx, sel: Selection 
   // One constructor per compiled struct: its values share one hidden class (fast properties), and no
   // Object.prototype is in their chain (Object.create(null) would give slow dictionary objects).
   const Struct = structConstructor();
-  const read: Read = () => {
-    const out: Struct | undefined = build ? new Struct() : undefined;
-    let i = 0;
-    try {
-      for (; i < count; i++) {
-        const v = reads[i]!();
-        if (out !== undefined && keep[i]) out[names[i]!] = v;
-      }
-      if (readTags) readTaggedFields(tagged, out, keepTags);
-    } catch (e) {
-      if (e instanceof Fail) {
-        if (i < count) {
-          e.path.unshift(names[i]!);
-          if (out !== undefined && keep[i] && pending !== null) out[names[i]!] = pending;
-        }
-        pending = out ?? null;
-      }
-      throw e;
-    }
-    return out;
-  };
+  const read = unrolled(build, count, names, keep, reads, Struct, readTags ? (out: Struct | undefined) => readTaggedFields(tagged, out, keepTags) : null);
   return { read, stepCount: count };
+}
+
+/** While a Fail unwinds through a struct: the field's name on the path, and the partial value kept. */
+function structFailed(e: unknown, out: Struct | undefined, i: number, count: number, names: readonly string[], keep: readonly boolean[]): never {
+  if (e instanceof Fail) {
+    if (i < count) {
+      e.path.unshift(names[i]!);
+      if (out !== undefined && keep[i] && pending !== null) out[names[i]!] = pending;
+    }
+    pending = out ?? null;
+  }
+  throw e;
+}
+
+/**
+ * A struct's reader as straight-line code: one call site per field, so each calls one closure only (V8
+ * can inline it), instead of a loop whose one call site sees every field's closure. The generated text
+ * holds no schema text but field names, written as JSON string literals; everything else is passed in.
+ */
+function unrolled(
+  build: boolean,
+  count: number,
+  names: readonly string[],
+  keep: readonly boolean[],
+  reads: readonly Read[],
+  S: new () => Struct,
+  tags: ((out: Struct | undefined) => void) | null,
+): Read {
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    lines.push(`i = ${i};`);
+    lines.push(build && keep[i] ? `out[${JSON.stringify(names[i])}] = r${i}();` : `r${i}();`);
+  }
+  if (tags) lines.push(`i = ${count};`, 'tags(out);');
+  const body = `return function read() {
+  const out = ${build ? 'new S()' : 'undefined'};
+  let i = 0;
+  try {
+    ${lines.join('\n    ')}
+  } catch (e) {
+    failed(e, out, i, count, names, keep);
+  }
+  return out;
+};`;
+  // The readers are separate parameters (r0, r1, ...), so that each call site sees one closure.
+  const params = Array.from({ length: count }, (_, i) => `r${i}`);
+  const make = new Function(...params, 'S', 'tags', 'failed', 'count', 'names', 'keep', body) as (...a: unknown[]) => Read;
+  return make(...reads.slice(0, count), S, tags, structFailed, count, names, keep);
 }
 
 function readTaggedFields(tagged: Map<number, { name: string; read: Read; keep: boolean }>, out: Struct | undefined, keepUnknown: boolean): void {
@@ -535,6 +564,26 @@ export interface Decoder {
   readonly records: 'size' | 'summary';
 }
 
+/** A selected path must name a field of the message in some version: a typo is a bug, not an empty result. */
+function checkSelection(message: MessageSchema, paths: readonly string[]): void {
+  for (const path of paths) {
+    let levels: (readonly FieldSchema[])[] = message.layouts.map((l) => l.fields);
+    for (const part of path.split('.')) {
+      const next: (readonly FieldSchema[])[] = [];
+      let found = false;
+      for (const fields of levels) {
+        for (const f of fields) {
+          if (f.name !== part) continue;
+          found = true;
+          if (f.struct) next.push(f.struct.fields);
+        }
+      }
+      if (!found) throw new RangeError(`${message.name} has no field ${JSON.stringify(path)} in any version`);
+      levels = next;
+    }
+  }
+}
+
 interface VersionCache {
   /** By the options object itself: a caller that keeps its options constant pays one lookup. */
   readonly byOptions: WeakMap<DecodeOptions, Decoder | null>;
@@ -560,6 +609,7 @@ export function compileDecoder(message: MessageSchema, version: number, options:
   const key = `${options.records ?? 'size'}|${options.tapErrorCodes === true}|${options.select ? JSON.stringify(options.select) : '*'}`;
   let d = vc.byKey.get(key);
   if (d === undefined) {
+    if (options.select) checkSelection(message, options.select);
     d = null;
     const layout = layoutFor(message, version);
     if (layout) {

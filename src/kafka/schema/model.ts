@@ -196,3 +196,26 @@ export function layoutFor(m: MessageSchema, version: number): MessageLayout | nu
 export function lowerCamel(name: string): string {
   return name.length === 0 ? name : name[0]!.toLowerCase() + name.slice(1);
 }
+
+/**
+ * The selection paths ("Responses.PartitionResponses.ErrorCode") of every field of `message` at `version`
+ * that `match` accepts, at any depth: what the `select` option of interpreter.ts takes. For
+ * example every error code a response carries (`f => f.name === 'ErrorCode'`), or every topic name
+ * (`f => f.entityType === 'topicName'`). A struct reached twice on one path (none of Kafka's does) is
+ * not followed again.
+ */
+export function fieldPaths(message: MessageSchema, version: number, match: (f: FieldSchema) => boolean): string[] {
+  const layout = layoutFor(message, version);
+  if (!layout) return [];
+  const out: string[] = [];
+  const walk = (fields: readonly FieldSchema[], prefix: string, seen: ReadonlySet<StructSchema>): void => {
+    for (const f of fields) {
+      if (!inRange(f.versions, version)) continue;
+      const p = prefix === '' ? f.name : `${prefix}.${f.name}`;
+      if (match(f)) out.push(p);
+      else if (f.struct && !seen.has(f.struct)) walk(f.struct.fields, p, new Set([...seen, f.struct]));
+    }
+  };
+  walk(layout.fields, '', new Set());
+  return out;
+}
