@@ -20,11 +20,11 @@ export type Kip1313Revision = 'voting' | 'accepted';
 const NONE = -1;
 
 export class Protocol {
-  readonly apis: readonly ApiSchema[];
-  private readonly names: (string | undefined)[] = [];
-  /** Per key: request header version by request version (NONE: not defined). */
-  private readonly requestHeaders: Int8Array[] = [];
-  private readonly responseHeaders: Int8Array[] = [];
+  private allApis: readonly ApiSchema[] | null = null;
+  private readonly names: (string | null | undefined)[] = [];
+  /** Per key, made at the key's first use: request header version by request version (NONE: not defined). */
+  private readonly requestHeaders: (Int8Array | null | undefined)[] = [];
+  private readonly responseHeaders: (Int8Array | null | undefined)[] = [];
   /** Per key: highest defined version, when the API's flexible versions are open ("12+"), else NONE. */
   private readonly openFlexible: number[] = [];
   /** Header versions whose schema has a ClientInstanceId field. */
@@ -35,22 +35,11 @@ export class Protocol {
   bodyPlans: unknown = null;
   private readonly errorCodes = new Map<string, number>();
 
+  /**
+   * Nothing per API is worked out here: the built-in schemas resolve an API at its first use, and a
+   * capture uses a handful of the 95 (resolving them all cost a quarter of a second of start-up).
+   */
   constructor(readonly schemas: ProtocolSchemas) {
-    this.apis = [...schemas.apis.values()];
-    for (const api of this.apis) {
-      const k = api.key;
-      this.names[k] = api.name;
-      const hi = Math.min(api.definedVersions.hi, OPEN - 1);
-      const req = new Int8Array(Math.max(hi + 1, 0)).fill(NONE);
-      const res = new Int8Array(Math.max(hi + 1, 0)).fill(NONE);
-      for (let v = api.definedVersions.lo; v <= hi; v++) {
-        req[v] = requestHeaderVersion(schemas, k, v) ?? NONE;
-        res[v] = responseHeaderVersion(schemas, k, v) ?? NONE;
-      }
-      this.requestHeaders[k] = req;
-      this.responseHeaders[k] = res;
-      this.openFlexible[k] = api.flexibleVersions !== null && api.flexibleVersions.hi === OPEN ? hi : NONE;
-    }
     for (const e of schemas.errors.values()) this.errorCodes.set(e.name, e.code);
     const h = schemas.requestHeader;
     for (let v = h.definedVersions.lo; v <= h.definedVersions.hi; v++) {
@@ -61,13 +50,46 @@ export class Protocol {
     }
   }
 
+  /** Every API, by ascending key (resolves them all: for option parsing and tests, not the hot path). */
+  get apis(): readonly ApiSchema[] {
+    return (this.allApis ??= [...this.schemas.apis.values()].sort((a, b) => a.key - b.key));
+  }
+
+  /** The header version tables of one key, made at its first use (null for a key the schemas lack). */
+  private tables(key: number): Int8Array | null {
+    const known = this.requestHeaders[key];
+    if (known !== undefined) return known;
+    if (!Number.isInteger(key) || key < 0 || key > 0x7fff) return null;
+    const api = this.schemas.apis.get(key);
+    if (api === undefined) {
+      this.requestHeaders[key] = null;
+      return null;
+    }
+    const hi = Math.min(api.definedVersions.hi, OPEN - 1);
+    const req = new Int8Array(Math.max(hi + 1, 0)).fill(NONE);
+    const res = new Int8Array(Math.max(hi + 1, 0)).fill(NONE);
+    for (let v = api.definedVersions.lo; v <= hi; v++) {
+      req[v] = requestHeaderVersion(this.schemas, key, v) ?? NONE;
+      res[v] = responseHeaderVersion(this.schemas, key, v) ?? NONE;
+    }
+    this.requestHeaders[key] = req;
+    this.responseHeaders[key] = res;
+    this.openFlexible[key] = api.flexibleVersions !== null && api.flexibleVersions.hi === OPEN ? hi : NONE;
+    return req;
+  }
+
   api(key: number): ApiSchema | undefined {
     return this.schemas.apis.get(key);
   }
 
   /** 'Produce', or 'Unknown(123)' for a key the schemas do not define. */
   name(key: number): string {
-    return this.names[key] ?? `Unknown(${key})`;
+    let n = this.names[key];
+    if (n === undefined) {
+      n = Number.isInteger(key) && key >= 0 && key <= 0x7fff ? (this.schemas.apis.get(key)?.name ?? null) : null;
+      if (Number.isInteger(key) && key >= 0 && key <= 0x7fff) this.names[key] = n;
+    }
+    return n ?? `Unknown(${key})`;
   }
 
   /** "Produce v9". */
@@ -77,8 +99,8 @@ export class Protocol {
 
   /** The schemas define this version (current Kafka accepts it, or it was removed but its layout is kept). */
   isDefined(key: number, version: number): boolean {
-    const t = this.requestHeaders[key];
-    return t !== undefined && version >= 0 && version < t.length && t[version] !== NONE;
+    const t = this.tables(key);
+    return t !== null && version >= 0 && version < t.length && t[version] !== NONE;
   }
 
   /** Current Kafka accepts this version. */
@@ -88,8 +110,8 @@ export class Protocol {
 
   /** The request header version of a defined version, else null. */
   requestHeaderVersion(key: number, version: number): number | null {
-    const t = this.requestHeaders[key];
-    if (t === undefined || version < 0 || version >= t.length) return null;
+    const t = this.tables(key);
+    if (t === null || version < 0 || version >= t.length) return null;
     const h = t[version]!;
     return h === NONE ? null : h;
   }
@@ -102,14 +124,16 @@ export class Protocol {
   inferredRequestHeaderVersion(key: number, version: number): number | null {
     const known = this.requestHeaderVersion(key, version);
     if (known !== null) return known;
+    if (this.tables(key) === null) return null;
     const hi = this.openFlexible[key];
     if (hi === undefined || hi === NONE || version <= hi) return null;
     return this.requestHeaderVersion(key, hi);
   }
 
   responseHeaderVersion(key: number, version: number): number | null {
-    const t = this.responseHeaders[key];
-    if (t === undefined || version < 0 || version >= t.length) return null;
+    if (this.tables(key) === null) return null;
+    const t = this.responseHeaders[key]!;
+    if (version < 0 || version >= t.length) return null;
     const h = t[version]!;
     return h === NONE ? null : h;
   }
