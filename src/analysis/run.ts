@@ -9,6 +9,7 @@ import { KafkaStreamFactory } from '../kafka/conversation.js';
 import { decodeTcp } from '../net/decode.js';
 import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
+import { ActivityCollector } from './activity.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
 import { makeFinding } from './finding.js';
@@ -40,6 +41,8 @@ export interface AnalyzeOptions {
   kip1313?: Kip1313Revision;
   /** kcid requests --bodies: decode every body, keeping up to this many bytes of each frame. */
   maxBodyBytes?: number;
+  /** Collect traffic over time for the page (see activity.ts): `--format html` and `summary-json`. */
+  activity?: boolean;
 }
 
 /** The chunks of `source` until `signal` fires; then the iteration simply ends. */
@@ -91,6 +94,10 @@ export async function analyzeInput(
     onFinding(f);
   };
   const clock = { tsSec: 0, tsNsec: 0 };
+  const activity = opts.activity === true ? new ActivityCollector() : null;
+  // Both would keep their state in the connection's one observer slot; no command asks for both.
+  if (activity !== null && observer !== undefined) throw new Error('activity is collected by a run without another request observer');
+  if (activity !== null) observer = activity;
   const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries);
   const reassembler = new Reassembler(
     new KafkaStreamFactory(analyzer, {
@@ -199,6 +206,7 @@ export async function analyzeInput(
       notes,
       startUs,
       ...notListed,
+      ...(activity === null ? {} : { activity: activity.result() }),
     },
     connections: analyzer.connections.sort(compareConnections),
     findings,

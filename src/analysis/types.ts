@@ -4,6 +4,7 @@
  * summaries of many captures (one per broker) merge by concatenation, and the rules that look
  * across connections run once on the merged whole.
  */
+import type { InputActivity } from './activity.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
@@ -48,6 +49,8 @@ export interface InputSummary {
   startUs: number | null;
   /** What the listing caps left out but counted (absent when nothing was left out). */
   notListed?: NotListed;
+  /** Traffic over time, when collected (`--format html`, `summary-json`; absent otherwise). */
+  activity?: InputActivity;
 }
 
 /**
@@ -89,8 +92,8 @@ export interface ConnectionSummary {
   responses: number;
   /** Responses that carry a non-zero error code anywhere (top level, per topic, partition or group). */
   errorResponses: number;
-  /** Every non-zero error code of those responses. */
-  errors: number;
+  /** Every non-zero error code of those responses (absent in summaries written before kcid counted them). */
+  errors?: number;
   /** [apiKey, count] ascending by key. */
   apis: [number, number][];
   gaps: number;

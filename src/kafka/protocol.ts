@@ -7,7 +7,7 @@
  * capture is read (the CLI from --kafka-specs and --kip-1313, a worker from its job), and every stage
  * reads names and layouts from {@link protocol}. Nothing here types an API key, a version or an offset.
  */
-import { API_KEY, builtinSchemas, errorName, loadSchemas, requestHeaderVersion, responseHeaderVersion, withHeaderVersions } from './schema/registry.js';
+import { API_KEY, builtinSchemas, errorName as schemaErrorName, loadSchemas, requestHeaderVersion, responseHeaderVersion, withHeaderVersions } from './schema/registry.js';
 import { formatVersions, inRange, layoutFor, OPEN, type ApiSchema, type ErrorInfo, type ProtocolSchemas } from './schema/model.js';
 import { ACCEPTED_REVISION, INSTANCE_ID_PROMISE } from './schema/overlay.js';
 
@@ -162,7 +162,7 @@ export class Protocol {
 
   /** "UNSUPPORTED_VERSION (35)"; a code Kafka does not define is "unknown error code (137)". */
   errorLabel(code: number): string {
-    const name = errorName(code, this.schemas);
+    const name = schemaErrorName(code, this.schemas);
     return name === null ? `unknown error code (${code})` : `${name} (${code})`;
   }
 
@@ -240,3 +240,5 @@ export function protocolFor(opts: ProtocolOptions): Protocol {
 export const apiName = (key: number): string => protocol().name(key);
 export const apiLabel = (key: number, version: number): string => protocol().label(key, version);
 export const errorLabel = (code: number): string => protocol().errorLabel(code);
+/** Kafka's name of an error code ("UNSUPPORTED_VERSION"); a code Kafka does not define is "UNKNOWN_ERROR_CODE(137)". */
+export const errorName = (code: number): string => protocol().error(code)?.name ?? `UNKNOWN_ERROR_CODE(${code})`;
