@@ -59,6 +59,8 @@ describe('rule registry', () => {
       ['client-instance-id-changed', 'error'],
       ['client-instance-id-missing', 'error'],
       ['client-id-after-first', 'error'],
+      ['instance-id-missing-on-first', 'error'],
+      ['instance-id-after-first', 'error'],
       ['telemetry-zero-id-with-header', 'error'],
       ['telemetry-id-mismatch', 'error'],
       ['telemetry-v1-without-instance-id', 'error'],
@@ -76,6 +78,9 @@ describe('rule registry', () => {
       ['tls-alert', 'warning'],
       ['tls-keylog-unmatched', 'warning'],
       ['unknown-api-key', 'info'],
+      ['removed-api-version', 'info'],
+      ['unknown-error-code', 'info'],
+      ['malformed-body', 'warning'],
       ['capture-truncated', 'info'],
       ['telemetry-push-without-subscription', 'error'],
       ['telemetry-subscription-id-mismatch', 'error'],
@@ -89,6 +94,23 @@ describe('rule registry', () => {
       ['telemetry-push-after-terminating', 'error'],
       ['telemetry-payload-invalid', 'error'],
       ['telemetry-payload-not-decoded', 'info'],
+    ]);
+    // Every KIP-1313 rule names the revision it comes from.
+    expect(RULES.filter((r) => r.revision !== undefined).map((r) => [r.id, r.revision])).toEqual([
+      ['zero-client-instance-id', 'both'],
+      ['client-instance-id-changed', 'both'],
+      ['client-instance-id-missing', 'voting'],
+      ['client-id-after-first', 'both'],
+      ['instance-id-missing-on-first', 'accepted'],
+      ['instance-id-after-first', 'accepted'],
+      ['telemetry-zero-id-with-header', 'both'],
+      ['telemetry-id-mismatch', 'both'],
+      ['telemetry-v1-without-instance-id', 'both'],
+      ['broker-accepted-invalid', 'both'],
+      ['broker-assigned-instance-id', 'both'],
+      ['member-id-mismatch', 'both'],
+      ['instance-id-multiple-hosts', 'both'],
+      ['instance-id-multiple-client-ids', 'both'],
     ]);
     for (const r of RULES) {
       expect(r.summary.length).toBeGreaterThan(20);

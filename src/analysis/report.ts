@@ -5,6 +5,7 @@
 import { groupInstances, type InstanceModel } from './instances.js';
 import { REPORT_RULES, ruleById, TELEMETRY_RULES } from './rules/index.js';
 import { telemetryConversations, type TelemetryConversation } from './telemetry-conversations.js';
+import { makeFinding } from './finding.js';
 import { SEVERITIES, type CaptureSummary, type ConnectionSummary, type Finding, type Severity } from './types.js';
 
 const GET_TELEMETRY_SUBSCRIPTIONS = 71;
@@ -54,10 +55,7 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
     for (const rule of REPORT_RULES) {
       rule.check(instance, (hit) => {
         const c = instance.connections[hit.connection]!;
-        findings.push({
-          rule: rule.id,
-          severity: rule.severity,
-          message: hit.message,
+        findings.push(makeFinding(rule, hit.message, {
           frame: c.firstRequestFrame ?? c.firstFrame,
           timeUs: c.firstRequestUs ?? c.firstUs,
           client: c.client,
@@ -67,7 +65,7 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
           correlationId: null,
           clientInstanceId: instance.clientInstanceId,
           input: c.input,
-        });
+        }));
       });
     }
   }

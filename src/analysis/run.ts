@@ -12,12 +12,15 @@ import { Reassembler } from '../tcp/reassembly.js';
 import { ActivityCollector } from './activity.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
+import { makeFinding } from './finding.js';
+import { captureTruncated, tlsKeylogUnmatched } from './rules/stream-rules.js';
 import type { ConnectionSummary, Finding, InputSummary, TelemetryEvent } from './types.js';
 import { toMicros } from '../base/time.js';
 import { SECRETS_TLS_KEY_LOG } from '../capture/types.js';
 import { KeyLog } from '../tls/keylog.js';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
+import { activateProtocol, type Kip1313Revision } from '../kafka/protocol.js';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */
@@ -36,6 +39,12 @@ export interface AnalyzeOptions {
   maxFindings?: number;
   /** Stop reading at this signal (follow mode's Ctrl-C) and analyse what was read. */
   signal?: AbortSignal;
+  /** --kafka-specs: decode with the schemas of this folder or kafka-clients jar instead of the built-in ones. */
+  kafkaSpecs?: string;
+  /** --kip-1313: the revision request headers are judged by (default voting: header v2). */
+  kip1313?: Kip1313Revision;
+  /** kcid requests --bodies: decode every body, keeping up to this many bytes of each frame. */
+  maxBodyBytes?: number;
   /** Collect traffic over time for the page (see activity.ts): `--format html` and `summary-json`. */
   activity?: boolean;
   /** NSS key log files for TLS connections (--tls-keylog), read by each analysis: secrets never travel in messages. */
@@ -90,6 +99,7 @@ export async function analyzeInput(
   onFinding: FindingSink = () => {},
   observer?: RequestObserver,
 ): Promise<InputResult> {
+  activateProtocol({ kafkaSpecs: opts.kafkaSpecs ?? null, kip1313: opts.kip1313 ?? 'voting' });
   const findings: Finding[] = [];
   const maxFindings = opts.maxFindings ?? DEFAULT_MAX_FINDINGS;
   /** rule id → findings made so far (listed or not). */
@@ -115,7 +125,15 @@ export async function analyzeInput(
   const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry);
   const keepTelemetryBytes = telemetry.decode ? telemetry.maxBytes : 0;
   const reassembler = new Reassembler(
-    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock, tlsKeys, keepTelemetryBytes }),
+    new KafkaStreamFactory(analyzer, {
+      kafkaPorts: opts.kafkaPorts,
+      detect: opts.detect,
+      maxFrameBytes: opts.maxFrameBytes,
+      clock,
+      tlsKeys,
+      keepTelemetryBytes,
+      ...(opts.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),
+    }),
     {
       kafkaPorts: opts.kafkaPorts,
       ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }),
@@ -186,30 +204,27 @@ export async function analyzeInput(
   for (const source of tlsKeys.sources) {
     if (source.skipped > 0) notes.push(`${source.name}: ${count(source.skipped)} lines that are not NSS key log lines were skipped`);
     if (source.matched > 0) continue;
-    keep({
-      rule: 'tls-keylog-unmatched',
-      severity: 'warning',
-      message: `${source.name}: none of its ${count(source.entries)} TLS secrets matches a TLS connection of this capture`,
-      frame: null,
-      timeUs: null,
-      client: null,
-      broker: null,
-      apiKey: null,
-      apiVersion: null,
-      correlationId: null,
-      clientInstanceId: null,
-      input: inputIndex,
-    });
+    keep(
+      makeFinding(tlsKeylogUnmatched, `${source.name}: none of its ${count(source.entries)} TLS secrets matches a TLS connection of this capture`, {
+        frame: null,
+        timeUs: null,
+        client: null,
+        broker: null,
+        apiKey: null,
+        apiVersion: null,
+        correlationId: null,
+        clientInstanceId: null,
+        input: inputIndex,
+      }),
+    );
   }
   const telemetryEvents = analyzer.telemetry.finish();
   if (analyzer.telemetry.dropped > 0) {
     notes.push(`${count(analyzer.telemetry.dropped)} telemetry requests beyond the first ${count(telemetryEvents.length)} are not judged by the telemetry rules`);
   }
   if (stats.truncatedAtFrame > 0) {
-    const f: Finding = {
-      rule: 'capture-truncated',
-      severity: 'info',
-      message: `the capture ends in the middle of frame ${stats.truncatedAtFrame}; the frames before it were analysed`,
+    const message = `the capture ends in the middle of frame ${stats.truncatedAtFrame}; the frames before it were analysed`;
+    const f = makeFinding(captureTruncated, message, {
       frame: stats.truncatedAtFrame,
       timeUs: null,
       client: null,
@@ -219,7 +234,7 @@ export async function analyzeInput(
       correlationId: null,
       clientInstanceId: null,
       input: inputIndex,
-    };
+    });
     keep(f);
   }
   const notListed =

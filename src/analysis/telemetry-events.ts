@@ -6,7 +6,8 @@
  * pushes seen at different brokers are judged together.
  */
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
-import { API } from '../kafka/messages.js';
+import { bool, bytesSize, int, list, uuid } from '../kafka/fields.js';
+import { API_KEY } from '../kafka/protocol.js';
 import { isZeroUuid, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
 import type { readTelemetryPayload } from '../telemetry/index.js';
@@ -42,26 +43,27 @@ export class TelemetryCollector {
 
   request(s: ConnState, r: KafkaRequest): void {
     const b = r.body;
-    if (b === null || b.kind !== 'PushTelemetry') return;
+    if (b === null || r.header.apiKey !== API_KEY.PushTelemetry) return;
     const h = r.header;
-    const bodyId = b.clientInstanceId !== null && !isZeroUuid(b.clientInstanceId) ? b.clientInstanceId : null;
+    const bodyId = nonZero(uuid(b, 'ClientInstanceId'));
     const id = h.clientInstanceId ?? bodyId;
+    const metricsBytes = bytesSize(b, 'Metrics') ?? null;
     const event: TelemetryPushEvent = {
       kind: 'push',
       ...this.base(s, r, id === null ? s.telemetryId : uuidToBase64(id)),
-      subscriptionId: b.subscriptionId,
-      terminating: b.terminating,
-      compressionType: b.compressionType,
-      metricsBytes: b.metricsSize,
+      subscriptionId: int(b, 'SubscriptionId') ?? 0,
+      terminating: bool(b, 'Terminating') ?? false,
+      compressionType: int(b, 'CompressionType') ?? 0,
+      metricsBytes,
       payload: null,
       payloadError: null,
     };
-    if (this.decoding.read !== null && b.metricsSize !== null) this.decode(event, r);
+    if (this.decoding.read !== null && metricsBytes !== null) this.decode(event, r);
     this.pending.set(r, event);
   }
 
   response(s: ConnState, q: KafkaRequest, r: KafkaResponse): void {
-    if (q.header.apiKey === API.PushTelemetry) {
+    if (q.header.apiKey === API_KEY.PushTelemetry) {
       const event = this.pending.get(q);
       if (event === undefined) return;
       this.pending.delete(q);
@@ -72,23 +74,22 @@ export class TelemetryCollector {
       return;
     }
     const b = r.body;
-    if (q.header.apiKey !== API.GetTelemetrySubscriptions || b === null || b.kind !== 'GetTelemetrySubscriptions') return;
-    const qb = q.body;
-    const bodyId = qb !== null && qb.kind === 'GetTelemetrySubscriptions' && qb.clientInstanceId !== null && !isZeroUuid(qb.clientInstanceId) ? qb.clientInstanceId : null;
-    const assigned = b.clientInstanceId !== null && !isZeroUuid(b.clientInstanceId) ? b.clientInstanceId : null;
+    if (q.header.apiKey !== API_KEY.GetTelemetrySubscriptions || b === null) return;
+    const bodyId = nonZero(uuid(q.body, 'ClientInstanceId'));
+    const assigned = nonZero(uuid(b, 'ClientInstanceId'));
     const id = q.header.clientInstanceId ?? bodyId ?? assigned;
     this.keep({
       kind: 'subscription',
       ...this.base(s, q, id === null ? s.telemetryId : uuidToBase64(id)),
       responseFrame: r.frame,
       responseUs: toMicros(r.tsSec, r.tsNsec),
-      errorCode: b.errorCode,
-      subscriptionId: b.subscriptionId,
-      acceptedCompressionTypes: b.acceptedCompressionTypes,
-      pushIntervalMs: b.pushIntervalMs,
-      telemetryMaxBytes: b.telemetryMaxBytes,
-      deltaTemporality: b.deltaTemporality,
-      requestedMetrics: b.requestedMetrics.map((m) => m ?? ''),
+      errorCode: r.errorCode,
+      subscriptionId: int(b, 'SubscriptionId') ?? 0,
+      acceptedCompressionTypes: (list(b, 'AcceptedCompressionTypes') ?? []).filter((v): v is number => typeof v === 'number'),
+      pushIntervalMs: int(b, 'PushIntervalMs') ?? 0,
+      telemetryMaxBytes: int(b, 'TelemetryMaxBytes') ?? 0,
+      deltaTemporality: bool(b, 'DeltaTemporality') ?? false,
+      requestedMetrics: (list(b, 'RequestedMetrics') ?? []).map((m) => (typeof m === 'string' ? m : '')),
     });
   }
 
@@ -156,4 +157,9 @@ export class TelemetryCollector {
       metrics: m.metrics,
     };
   }
+}
+
+/** A body's ClientInstanceId when it names an instance: absent (v1), null and the zero UUID do not. */
+function nonZero(id: Uint8Array | null | undefined): Uint8Array | null {
+  return id === undefined || id === null || isZeroUuid(id) ? null : id;
 }

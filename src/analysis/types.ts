@@ -92,7 +92,10 @@ export interface ConnectionSummary {
   software: SoftwareId[];
   requests: number;
   responses: number;
+  /** Responses that carry a non-zero error code anywhere (top level, per topic, partition or group). */
   errorResponses: number;
+  /** Every non-zero error code of those responses (absent in summaries written before kcid counted them). */
+  errors?: number;
   /** [apiKey, count] ascending by key. */
   apis: [number, number][];
   gaps: number;

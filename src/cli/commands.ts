@@ -25,7 +25,7 @@ import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../base/json-text.js';
 import { RequestRows, requestNdjson, requestTableHeader, requestTableRow, type RequestRow } from '../report/requests.js';
 import type { Style } from '../report/style.js';
-import { apiLabel } from '../kafka/messages.js';
+import { activateProtocol, apiLabel } from '../kafka/protocol.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
 import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
@@ -52,6 +52,8 @@ export interface CommonCliOptions {
   until?: string;
   maxTelemetryBytes?: string;
   telemetry?: boolean;
+  kafkaSpecs?: string;
+  kip1313?: string;
 }
 
 export interface AnalyzeCliOptions extends CommonCliOptions {
@@ -104,6 +106,10 @@ export function captureOptions(o: CommonCliOptions, progress: Progress | null): 
   if (o.maxTelemetryBytes !== undefined) opts.maxTelemetryBytes = parseSize(o.maxTelemetryBytes, '--max-telemetry-bytes');
   if (o.telemetry === true) opts.decodeTelemetry = true;
   if (progress !== null) opts.onProgress = (read, total, packets, connections, findings) => progress.update(read, total, packets, connections, findings);
+  if (o.kafkaSpecs !== undefined) opts.kafkaSpecs = o.kafkaSpecs;
+  if (o.kip1313 === 'accepted') opts.kip1313 = 'accepted';
+  // Load the schemas now: a bad --kafka-specs is one line and exit 2, before any capture is read.
+  activateProtocol({ kafkaSpecs: opts.kafkaSpecs ?? null, kip1313: opts.kip1313 ?? 'voting' });
   return opts;
 }
 
@@ -326,11 +332,18 @@ function single(f: Finding): Report {
   };
 }
 
-export async function requestsCommand(
-  captures: string[],
-  o: CommonCliOptions & { format: string; follow?: boolean; output?: string },
-  io: Io,
-): Promise<number> {
+export interface RequestsCliOptions extends CommonCliOptions {
+  format: string;
+  follow?: boolean;
+  output?: string;
+  bodies?: boolean;
+  maxBodyBytes?: string;
+}
+
+/** --max-body-bytes by default: a few MiB holds any body but Produce and Fetch payload, which is sized, never decoded. */
+export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export async function requestsCommand(captures: string[], o: RequestsCliOptions, io: Io): Promise<number> {
   const follow = o.follow === true;
   checkInputs(captures, 'capture');
   if (follow && captures.length !== 1) throw new UsageError('--follow reads one input (use - for stdin)');
@@ -339,6 +352,8 @@ export async function requestsCommand(
   const controller = new AbortController();
   const stopListening = follow ? (io.onInterrupt?.(() => controller.abort()) ?? (() => {})) : () => {};
   const opts: AnalyzeOptions = { ...captureOptions(o, progress), ...(follow ? { signal: controller.signal } : {}) };
+  if (o.maxBodyBytes !== undefined && o.bodies !== true) throw new UsageError('--max-body-bytes goes with --bodies');
+  if (o.bodies === true) opts.maxBodyBytes = o.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : parseSize(o.maxBodyBytes, '--max-body-bytes');
   const parquet = o.format === 'parquet' ? await requestsParquet(captures, o.output, follow) : null;
   const out = new Out(io.stdout, parquet === null ? o.output : undefined, follow);
   const multiple = captures.length > 1;
@@ -347,11 +362,15 @@ export async function requestsCommand(
     for (const [i, file] of captures.entries()) {
       let startUs: number | null = null;
       const keep = rowPredicate(filters, () => startUs);
-      const rows = new RequestRows(i, (row, s, us) => {
-        if (!keep(row, s.clientIds, us)) return;
-        if (parquet !== null) parquet.add(row, us, i);
-        else out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
-      });
+      const rows = new RequestRows(
+        i,
+        (row, s, us) => {
+          if (!keep(row, s.clientIds, us)) return;
+          if (parquet !== null) parquet.add(row, us, i);
+          else out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
+        },
+        o.bodies === true,
+      );
       rows.captureStart = (us: number) => {
         startUs = us;
       };

@@ -8,7 +8,7 @@ import { intervalMs, metricRollup, telemetryJson } from './telemetry-json.js';
 import type { Report } from '../analysis/report.js';
 import type { Finding, TelemetrySubscriptionEvent } from '../analysis/types.js';
 import type { TelemetryConversation } from '../analysis/telemetry-conversations.js';
-import { errorName } from '../kafka/errors.js';
+import { errorName } from '../kafka/protocol.js';
 import { compressionName } from '../telemetry/names.js';
 import { sanitize } from '../base/sanitize.js';
 import { isoMicros } from '../base/time.js';

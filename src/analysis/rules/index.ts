@@ -12,6 +12,8 @@ import type { ConnectionRule, ReportRule, Rule, TelemetryRule } from './rule.js'
 import {
   captureGap,
   captureTruncated,
+  malformedBody,
+  removedApiVersion,
   streamDesync,
   tlsAlert,
   tlsKeylogUnmatched,
@@ -20,6 +22,9 @@ import {
   tlsRecordUnreadable,
   unknownApiKey,
 } from './stream-rules.js';
+import { instanceIdAfterFirst } from './instance-id-after-first.js';
+import { instanceIdMissingOnFirst } from './instance-id-missing-on-first.js';
+import { unknownErrorCode } from './unknown-error-code.js';
 import { telemetryIdMismatch } from './telemetry-id-mismatch.js';
 import { telemetryV1WithoutInstanceId } from './telemetry-v1-without-instance-id.js';
 import { telemetryZeroIdWithHeader } from './telemetry-zero-id-with-header.js';
@@ -42,6 +47,8 @@ export const RULES: readonly Rule[] = [
   clientInstanceIdChanged,
   clientInstanceIdMissing,
   clientIdAfterFirst,
+  instanceIdMissingOnFirst,
+  instanceIdAfterFirst,
   telemetryZeroIdWithHeader,
   telemetryIdMismatch,
   telemetryV1WithoutInstanceId,
@@ -59,6 +66,9 @@ export const RULES: readonly Rule[] = [
   tlsAlert,
   tlsKeylogUnmatched,
   unknownApiKey,
+  removedApiVersion,
+  unknownErrorCode,
+  malformedBody,
   captureTruncated,
   // KIP-714's conversation, judged when telemetry is asked for (kcid telemetry, analyze --telemetry).
   telemetryPushWithoutSubscription,

@@ -6,6 +6,7 @@
 import type { KafkaRequest, KafkaResponse } from '../../kafka/events.js';
 import type { ConnState } from '../connection-state.js';
 import type { Severity } from '../types.js';
+import type { Kip1313Revision } from '../../kafka/protocol.js';
 import type { InstanceModel } from '../instances.js';
 import type { TelemetryConversation } from '../telemetry-conversations.js';
 import type { TelemetryEvent } from '../types.js';
@@ -19,6 +20,12 @@ export interface RuleMeta {
   explanation: string;
   /** The spec text the rule comes from (quoted, with its source). */
   spec: string;
+  /**
+   * For KIP-1313's rules, the revision the rule comes from: the voting one (request header v2, tag 0 on
+   * every request), the accepted one (request header v3, the ID on a connection's first request only),
+   * or both (what the two revisions share). `kcid rules` shows it.
+   */
+  revision?: Kip1313Revision | 'both';
 }
 
 /** What a rule reports; the analyzer fills in connection, time and instance. */

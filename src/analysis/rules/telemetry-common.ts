@@ -1,5 +1,5 @@
 /** What the KIP-714 conversation rules share: error codes, names, and how a push is described. */
-import { errorName } from '../../kafka/errors.js';
+import { errorName } from '../../kafka/protocol.js';
 import { compressionName } from '../../telemetry/names.js';
 import type { TelemetryPushEvent } from '../types.js';
 
