@@ -147,6 +147,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       bytes,
       message: `${bytes} bytes from the ${from} are missing from the capture`,
     });
+    this.saslLost();
     (dir === this.clientDir ? this.requests : this.responses).gap(bytes, frame);
   }
 
@@ -195,19 +196,19 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   // Framers are made when their direction first carries bytes: a connection that never does (a SYN
   // flood, a port check) costs none.
   private get requests(): Framer {
-    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES));
+    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES, this.sasl.clientActive));
   }
 
   private get responses(): Framer {
-    return (this.responseFramer ??= this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES));
+    return (this.responseFramer ??= this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES, this.sasl.serverActive));
   }
 
-  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number): Framer {
+  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number, tokens: boolean): Framer {
     return new Framer(sink, {
       maxFrameBytes: this.opts.maxFrameBytes,
       initialHead,
       maxPrefixBytes: MAX_PREFIX,
-      minFrameBytes: this.sasl.active ? 0 : minFrameBytes,
+      minFrameBytes: tokens ? 0 : minFrameBytes,
     });
   }
 
@@ -237,14 +238,14 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   requestHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
     this.currentRequest = null;
     this.currentRequestIsToken = false;
-    if (this.sasl.active) {
-      const verdict = plausibleRequest(withSize(head, headLen, size), 0, headLen + 4, true, this.opts.maxFrameBytes);
+    if (this.sasl.clientActive) {
       const correlation = headLen >= 8 ? head.readInt32BE(4) : -1;
+      const verdict = (): Plausibility => plausibleRequest(withSize(head, headLen, size), 0, headLen + 4, true, this.opts.maxFrameBytes);
       if (this.sasl.clientFrameIsToken(verdict, correlation)) {
         this.currentRequestIsToken = true;
         return headLen;
       }
-      this.tokenFraming(false);
+      this.tokenFraming();
     }
     if (headLen < 8) return -1;
     const apiKey = head.readInt16BE(0);
@@ -326,6 +327,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   requestEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     if (this.currentRequestIsToken) {
       this.currentRequestIsToken = false;
+      this.tokenFraming();
       return;
     }
     const r = this.currentRequest;
@@ -343,7 +345,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.pending.add(correlation, r);
       if (this.pending.size > this.maxPending) this.listener.unanswered(this, this.pending.removeOldest()!);
     }
-    this.sasl.request(r.header.apiKey, r.header.correlationId);
+    this.sasl.request(r.header.apiKey, r.header.correlationId, r.body?.kind === 'SaslHandshake' ? r.body.mechanism : null);
     this.listener.request(this, r);
   }
 
@@ -359,9 +361,12 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   responseHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
     this.currentResponse = null;
     this.currentResponseIsToken = false;
-    if (this.sasl.active) {
-      this.currentResponseIsToken = true;
-      return headLen;
+    if (this.sasl.serverActive) {
+      if (this.sasl.serverFrameIsToken(size)) {
+        this.currentResponseIsToken = true;
+        return headLen;
+      }
+      this.tokenFraming();
     }
     if (headLen < 4) return -1;
     const correlationId = head.readInt32BE(0);
@@ -390,6 +395,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     if (this.currentResponseIsToken) {
       this.currentResponseIsToken = false;
+      this.tokenFraming();
       return;
     }
     const r = this.currentResponse;
@@ -403,18 +409,26 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     if (r.request !== null) this.pending.delete(r.correlationId);
     if (r.request !== null && !this.sasl.active && this.sasl.response(r.request.header.apiKey, r.request.header.apiVersion, r.errorCode)) {
       // KIP-43: with SaslHandshake v0 the tokens that follow carry no Kafka header, and may be empty.
-      this.tokenFraming(true);
+      this.tokenFraming();
     }
     this.listener.response(this, r);
   }
 
   /** Tokens may be empty frames; requests and responses never are. */
-  private tokenFraming(on: boolean): void {
-    if (this.requestFramer !== null) this.requestFramer.minimumFrameBytes = on ? 0 : MIN_REQUEST_BYTES;
-    if (this.responseFramer !== null) this.responseFramer.minimumFrameBytes = on ? 0 : MIN_RESPONSE_BYTES;
+  private tokenFraming(): void {
+    if (this.requestFramer !== null) this.requestFramer.minimumFrameBytes = this.sasl.clientActive ? 0 : MIN_REQUEST_BYTES;
+    if (this.responseFramer !== null) this.responseFramer.minimumFrameBytes = this.sasl.serverActive ? 0 : MIN_RESPONSE_BYTES;
+  }
+
+  /** Bytes of a token exchange were lost: it can no longer be counted (see SaslTokens.lost). */
+  private saslLost(): void {
+    if (!this.sasl.active) return;
+    this.sasl.lost();
+    this.tokenFraming();
   }
 
   desync(from: 'client' | 'broker', skipped: number, reason: string, frame: number): void {
+    this.saslLost();
     this.listener.note(this, {
       kind: 'desync',
       frame,

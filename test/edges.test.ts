@@ -1,0 +1,159 @@
+/**
+ * Issue 13, traffic at the edges: SASL tokens followed by mechanism, TCP resets and idle gaps,
+ * keep-alives, which side is the client, a connection's ClientId, and response resync. Each class
+ * has a case the old code got wrong and a case that shows the new rule does not overreach.
+ */
+import { describe, expect, it } from 'vitest';
+import { run, type Io } from '../src/cli/main.js';
+import { concat, int16, int32, saslHandshakeRequestBody, saslHandshakeResponseBody, taggedFields } from './builder/kafka.js';
+import { Scenario, type KafkaConn } from './builder/scenario.js';
+import { analyzeScenario, brief, ID_A } from './helpers.js';
+
+const metadataV12 = concat(new Uint8Array([0x00, 0x01, 0x00]), taggedFields());
+
+async function requests(s: Scenario, extra: string[] = []): Promise<Record<string, unknown>[]> {
+  let stdout = '';
+  const io: Io = { stdout: { write: (x: string) => (stdout += x) }, stderr: { write: () => {} }, env: {} };
+  await run(['requests', s.file(), '--format', 'ndjson', ...extra], io);
+  return stdout === '' ? [] : stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+const text = (s: string): Uint8Array => Buffer.from(s, 'utf8');
+/** A bare size-prefixed SASL token (KIP-43: no Kafka header). */
+const token = (...parts: Uint8Array[]): Uint8Array => {
+  const body = concat(...parts);
+  return concat(int32(body.length), body);
+};
+
+/** SaslHandshake v0 for `mechanism`, answered with success: the tokens that follow are bare. */
+function handshake(c: KafkaConn, mechanism: string): void {
+  const hs = c.request({ apiKey: 17, apiVersion: 0, clientId: 'app', body: saslHandshakeRequestBody(mechanism) });
+  c.respond(hs, saslHandshakeResponseBody({ errorCode: 0, mechanisms: [mechanism] }));
+}
+
+/**
+ * A PLAIN token (RFC 4616: authzid NUL authcid NUL passwd) whose bytes read as a whole Metadata v8
+ * request header (header v1): authzid empty, user U+0003 (API key 3), a password that starts 0x08
+ * (version 8), "AAAA" (correlation ID 1094795585) and 0xff 0xff (a null ClientId: RFC 4616 asks for
+ * UTF-8, but a broker passes the password's bytes on as they come), then the rest of the password.
+ */
+const phantomPlain = token(
+  Uint8Array.of(0x00, 0x03, 0x00), // authzid '', NUL, user "\x03", NUL: key 3, version 0x00..
+  Uint8Array.of(0x08), // ..08
+  text('AAAA'), // correlation ID 1094795585
+  Uint8Array.of(0xff, 0xff), // ClientId length -1: null
+  text('secret'),
+);
+
+describe('SASL tokens follow the mechanism (KIP-43 after SaslHandshake v0)', () => {
+  it('PLAIN: one client token and the answer, even when the token reads as a request header', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    handshake(c, 'PLAIN');
+    c.clientBytes(phantomPlain);
+    c.serverBytes(int32(0)); // success: an empty token
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, correlationId: 2, clientInstanceId: ID_A, body: metadataV12 }));
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([]);
+    expect(report.counts.requests).toBe(2);
+    const rows = await requests(s);
+    expect(rows.map((r) => [r.apiName, r.correlationId, r.responseFrame])).toEqual([
+      ['SaslHandshake', 1, 5],
+      ['Metadata', 2, 9],
+    ]);
+    expect(JSON.stringify(rows)).not.toContain('secret');
+  });
+
+  it("PLAIN: the broker's empty token after the client's next request is still a token, not a desync", async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    handshake(c, 'PLAIN');
+    c.clientBytes(token(text('\0alice\0secret123')));
+    const next = c.request({ apiKey: 3, apiVersion: 12, clientInstanceId: ID_A, body: metadataV12 });
+    c.serverBytes(int32(0)); // the capture shows the empty token after the request (tcpdump -i any reorders)
+    c.respond(next);
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([]);
+    expect((await requests(s)).map((r) => [r.apiName, r.responseFrame])).toEqual([
+      ['SaslHandshake', 5],
+      ['Metadata', 9],
+    ]);
+  });
+
+  it('SCRAM-SHA-256: two client messages and two server messages (RFC 5802), then requests', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    handshake(c, 'SCRAM-SHA-256');
+    c.clientBytes(token(text('n,,n=user,r=fyko+d2lbbFgONRv9qkxdawL')));
+    c.serverBytes(token(text('r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096')));
+    // client-final: bytes that read as a request header (a phantom to the old heuristic)
+    c.clientBytes(phantomPlain);
+    c.serverBytes(token(text('v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=')));
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, correlationId: 2, clientInstanceId: ID_A, body: metadataV12 }));
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([]);
+    expect((await requests(s)).map((r) => [r.apiName, r.correlationId, r.responseFrame])).toEqual([
+      ['SaslHandshake', 1, 5],
+      ['Metadata', 2, 11],
+    ]);
+  });
+
+  it('OAUTHBEARER: an error answer adds one round (RFC 7628 §3.2.3); a success ends at once', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    handshake(c, 'OAUTHBEARER');
+    c.clientBytes(token(text('n,,\x01auth=Bearer eyJhbGciOi\x01\x01')));
+    c.serverBytes(token(text('{"status":"invalid_token"}')));
+    c.clientBytes(phantomPlain); // stands for the client's %x01: still a token, whatever its bytes
+    c.serverBytes(int32(0));
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, correlationId: 2, clientInstanceId: ID_A, body: metadataV12 }));
+    expect(brief((await analyzeScenario(s)).findings)).toEqual([]);
+    expect((await requests(s)).map((r) => [r.apiName, r.correlationId])).toEqual([
+      ['SaslHandshake', 1],
+      ['Metadata', 2],
+    ]);
+
+    const ok = new Scenario();
+    const d = ok.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    handshake(d, 'OAUTHBEARER');
+    d.clientBytes(token(text('n,,\x01auth=Bearer eyJhbGciOi\x01\x01')));
+    d.serverBytes(int32(0));
+    // A request right after: not swallowed as the second round's token.
+    d.respond(d.request({ apiKey: 3, apiVersion: 12, correlationId: 2, clientInstanceId: ID_A, body: metadataV12 }));
+    expect((await requests(ok)).map((r) => [r.apiName, r.correlationId, r.responseFrame])).toEqual([
+      ['SaslHandshake', 1, 5],
+      ['Metadata', 2, 9],
+    ]);
+  });
+
+  it('GSSAPI: tokens until a well-formed request whose correlation ID continues the sequence', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    handshake(c, 'GSSAPI');
+    c.clientBytes(phantomPlain); // reads as Metadata v8 with correlation ID 1094795585: far from 1
+    c.serverBytes(token(new Uint8Array(40).fill(0x60)));
+    c.clientBytes(token(new Uint8Array(0)));
+    c.serverBytes(token(new Uint8Array(8).fill(0x05)));
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, correlationId: 2, clientInstanceId: ID_A, body: metadataV12 }));
+    expect(brief((await analyzeScenario(s)).findings)).toEqual([]);
+    expect((await requests(s)).map((r) => [r.apiName, r.correlationId, r.responseFrame])).toEqual([
+      ['SaslHandshake', 1, 5],
+      ['Metadata', 2, 11],
+    ]);
+  });
+
+  it('SaslHandshake v1 (KIP-152) starts no token mode: SaslAuthenticate is a request like any other', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    const hs = c.request({ apiKey: 17, apiVersion: 1, clientId: 'app', body: saslHandshakeRequestBody('PLAIN') });
+    c.respond(hs, saslHandshakeResponseBody({ errorCode: 0, mechanisms: ['PLAIN'] }));
+    const auth = c.request({ apiKey: 36, apiVersion: 2, clientInstanceId: ID_A, body: concat(Uint8Array.of(17), text('\0alice\0secret1'), taggedFields()) });
+    c.respond(auth, concat(int16(0), Uint8Array.of(0, 1), Uint8Array.of(0), int32(0), int32(0), taggedFields()));
+    const rows = await requests(s);
+    expect(rows.map((r) => [r.apiName, r.correlationId])).toEqual([
+      ['SaslHandshake', 1],
+      ['SaslAuthenticate', 2],
+    ]);
+    expect(JSON.stringify(rows)).not.toContain('alice');
+  });
+});
