@@ -157,3 +157,40 @@ describe('SASL tokens follow the mechanism (KIP-43 after SaslHandshake v0)', () 
     expect(JSON.stringify(rows)).not.toContain('alice');
   });
 });
+
+describe("a connection's ClientId is its first request's", () => {
+  it('KIP-1313: an empty ClientId sent later is client-id-after-first, not a second name', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: '', clientInstanceId: ID_A, body: metadataV12 }));
+    const d = s.connect({ client: '10.0.0.1:50001', broker: '10.0.0.2:9092' });
+    d.respond(d.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([['client-id-after-first', 6, 'ClientId "" sent on a request other than the first of the connection']]);
+    expect(report.connections.map((x) => x.clientIds)).toEqual([['app'], ['app']]);
+    expect(report.instances.map((i) => i.clientIds)).toEqual([['app']]);
+  });
+
+  it('legacy: the same ClientId on every request is fine; a different one is a note, and the name stays', async () => {
+    const s = new Scenario();
+    const same = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    for (let i = 0; i < 2; i++) same.respond(same.request({ apiKey: 3, apiVersion: 8, clientId: 'app', headerVersion: 1, body: new Uint8Array(0) }));
+    const changed = s.connect({ client: '10.0.0.1:50001', broker: '10.0.0.2:9092' });
+    for (const id of ['app', 'other', 'third']) changed.respond(changed.request({ apiKey: 3, apiVersion: 8, clientId: id, headerVersion: 1, body: new Uint8Array(0) }));
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([['client-id-changed', 13, 'ClientId changed on one connection: "app" first, then "other"']]);
+    expect(report.findings[0]!.severity).toBe('info');
+    expect(report.connections.map((x) => x.clientIds)).toEqual([['app'], ['app']]);
+  });
+
+  it('a connection that turns out to send tag 0 gets client-id-after-first, not client-id-changed', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    c.respond(c.request({ apiKey: 3, apiVersion: 8, clientId: 'app', headerVersion: 1, body: new Uint8Array(0) }));
+    c.respond(c.request({ apiKey: 3, apiVersion: 8, clientId: 'other', headerVersion: 1, body: new Uint8Array(0) }));
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientInstanceId: ID_A, body: metadataV12 }));
+    const report = await analyzeScenario(s);
+    expect(report.findings.map((f) => f.rule)).toEqual(['client-id-after-first']);
+  });
+});

@@ -73,6 +73,7 @@ describe('rule registry', () => {
       ['tls-on-kafka-port', 'info'],
       ['unknown-api-key', 'info'],
       ['capture-truncated', 'info'],
+      ['client-id-changed', 'info'],
     ]);
     for (const r of RULES) {
       expect(r.summary.length).toBeGreaterThan(20);
@@ -184,8 +185,9 @@ describe('client-id-after-first', () => {
     const held = report.findings.find((f) => f.rule === 'client-id-after-first')!;
     expect(held.clientInstanceId).toBe(ID_A_B64);
     expect(held.correlationId).toBe(2);
-    // "" and "orders" are two ClientIds for one instance.
-    expect(report.findings.map((f) => f.rule)).toContain('instance-id-multiple-client-ids');
+    // The connection is named by its first request: "" later is a finding, not a second name (issue 13).
+    expect(report.findings.map((f) => f.rule)).not.toContain('instance-id-multiple-client-ids');
+    expect(report.connections.map((x) => x.clientIds)).toEqual([['orders']]);
   });
 
   it('counts an ApiVersions retried after UNSUPPORTED_VERSION as the first request', async () => {

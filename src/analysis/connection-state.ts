@@ -44,6 +44,8 @@ export class ConnState {
   /** Requests with a non-null ClientId after the first, held until the connection is known to send tag 0. */
   deferredClientIds: KafkaRequest[] = EMPTY_LIST;
   deferredOverflow = 0;
+  /** A legacy client's first request with a ClientId other than the connection's (client-id-changed). */
+  clientIdChange: KafkaRequest | null = null;
   /** Latency histogram as [bucket, count, ...] ascending by bucket (see latency.ts): a handful of buckets. */
   latency: number[] = EMPTY_LIST;
   /**
