@@ -194,3 +194,46 @@ describe("a connection's ClientId is its first request's", () => {
     expect(report.findings.map((f) => f.rule)).toEqual(['client-id-after-first']);
   });
 });
+
+describe('which side is the client', () => {
+  it('detection accepts any valid UTF-8 ClientId, and still rejects invalid UTF-8 and control characters', async () => {
+    const detected = async (clientId: Uint8Array): Promise<string[]> => {
+      const s = new Scenario();
+      const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:29092' });
+      // Metadata v8 (header v1) with this ClientId's bytes.
+      c.clientBytes(token(int16(3), int16(8), int32(1), int16(clientId.length), clientId, int32(-1), Uint8Array.of(0, 0, 0)));
+      return (await analyzeScenario(s)).connections.map((x) => `${x.client} ${x.clientIds.join()}`);
+    };
+    expect(await detected(text('café-orders'))).toEqual(['10.0.0.1:50000 café-orders']);
+    expect(await detected(text('注文-service'))).toEqual(['10.0.0.1:50000 注文-service']);
+    expect(await detected(text('emoji-🦊'))).toEqual(['10.0.0.1:50000 emoji-🦊']);
+    expect(await detected(Uint8Array.of(0x61, 0xc3, 0x28))).toEqual([]); // a lead byte without its continuation
+    expect(await detected(Uint8Array.of(0x61, 0xc0, 0xaf))).toEqual([]); // overlong '/'
+    expect(await detected(Uint8Array.of(0x61, 0xed, 0xa0, 0x80))).toEqual([]); // a UTF-16 surrogate
+    expect(await detected(Uint8Array.of(0x61, 0xc2, 0x85))).toEqual([]); // U+0085, a C1 control
+    expect(await detected(Uint8Array.of(0x61, 0x1b, 0x5b))).toEqual([]); // ESC
+    expect(await detected(Uint8Array.of(0x61, 0x7f))).toEqual([]); // DEL
+  });
+
+  it('the SYN decides before any heuristic: a broker that speaks first in request-like bytes is not the client', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:40000', broker: '10.0.0.2:30000' });
+    // The server's first bytes read as a Metadata v8 request with ClientId "srv".
+    c.serverBytes(token(int16(3), int16(8), int32(9), int16(3), text('srv'), int32(-1), Uint8Array.of(0, 0, 0)));
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, correlationId: 9, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    const rows = await requests(s);
+    expect(rows.map((r) => [r.client, r.broker, r.apiName, r.correlationId, r.responseFrame])).toEqual([
+      ['10.0.0.1:40000', '10.0.0.2:30000', 'Metadata', 9, 6],
+    ]);
+  });
+
+  it('the SYN+ACK decides as well: the side it answers is the client, even on a Kafka port', async () => {
+    const s = new Scenario();
+    // The client's port is 9092 too (--port lists both): the SYN+ACK's target is the client.
+    const c = s.connect({ client: '10.0.0.1:9092', broker: '10.0.0.2:9093', handshake: false });
+    s.add([c.tcp.raw('server', { flags: 'SA', seq: c.tcp.serverSeq - 1, ack: c.tcp.clientSeq })]);
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    const report = await analyzeScenario(s, { kafkaPorts: new Set([9092, 9093]) });
+    expect(report.connections.map((x) => [x.client, x.broker, x.requests, x.responses])).toEqual([['10.0.0.1:9092', '10.0.0.2:9093', 1, 1]]);
+  });
+});

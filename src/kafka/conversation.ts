@@ -89,6 +89,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.decide(0);
     } else if (aKafka) {
       this.decide(1);
+    } else if (opts.detect && tcp.synSeen) {
+      // The SYN decides, before any heuristic: its sender (side A) is the client; only its bytes can say Kafka.
+      this.probe = new KafkaProbe(opts.maxFrameBytes, 0);
     } else if (opts.detect) {
       // A port already seen as a broker (the target of a SYN that carried Kafka) settles the roles of a
       // connection whose start the capture missed, where its first bytes could be a response.
