@@ -237,3 +237,54 @@ describe('which side is the client', () => {
     expect(report.connections.map((x) => [x.client, x.broker, x.requests, x.responses])).toEqual([['10.0.0.1:9092', '10.0.0.2:9093', 1, 1]]);
   });
 });
+
+describe('TCP: a RST ends a connection only inside the receiver window (RFC 9293 §3.10.7.4, RFC 5961 §3)', () => {
+  const metadata = (c: KafkaConn): number => c.request({ apiKey: 3, apiVersion: 12, clientInstanceId: ID_A, body: metadataV12 });
+
+  it('a RST outside the window is ignored by both peers, and by kcid: the requests after it are seen', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    // A blind RST from the broker's address, 1,000,000 past the next byte the client expects (window 65,535).
+    s.add([c.tcp.raw('server', { flags: 'R', seq: c.tcp.serverSeq + 1_000_000, ack: 0 })]);
+    // A late RST from an earlier connection's numbers, behind what the broker acknowledged.
+    s.add([c.tcp.raw('client', { flags: 'RA', seq: c.tcp.clientSeq - 70_000 })]);
+    c.respond(metadata(c));
+    c.respond(metadata(c));
+    c.close();
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([]);
+    expect(report.connections.map((x) => [x.requests, x.responses])).toEqual([[3, 3]]);
+  });
+
+  it('a RST at the next sequence number, or inside the window, ends the connection', async () => {
+    for (const ahead of [0, 60_000]) {
+      const s = new Scenario();
+      const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+      c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+      s.add([c.tcp.raw('server', { flags: 'RA', seq: c.tcp.serverSeq + ahead })]);
+      metadata(c); // after the reset: no connection to carry it
+      const report = await analyzeScenario(s);
+      expect(report.connections.map((x) => [x.requests, x.responses])).toEqual([[1, 1]]);
+    }
+  });
+
+  it('the window is scaled as both SYNs agreed (RFC 7323 §2.2), and unscaled when one SYN does not ask', async () => {
+    const withScale = async (serverScale: boolean): Promise<number[][]> => {
+      const s = new Scenario();
+      const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092', handshake: false });
+      const t = c.tcp;
+      s.add([t.raw('client', { flags: 'S', seq: t.clientSeq - 1, ack: 0, window: 64240, options: [3, 3, 7] })]);
+      s.add([t.raw('server', { flags: 'SA', seq: t.serverSeq - 1, window: 65160, options: serverScale ? [3, 3, 7] : [] })]);
+      s.add([t.raw('client', { flags: 'A', window: 502 })]);
+      c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+      // The client advertised 502 << 7 = 64,256 bytes: 60,000 ahead is inside when scaled, outside when not.
+      s.add([t.raw('client', { flags: 'A', window: 502 })]);
+      s.add([t.raw('server', { flags: 'RA', seq: t.serverSeq + 60_000 })]);
+      c.respond(metadata(c));
+      return (await analyzeScenario(s)).connections.map((x) => [x.requests, x.responses]);
+    };
+    expect(await withScale(true)).toEqual([[1, 1]]);
+    expect(await withScale(false)).toEqual([[2, 2]]);
+  });
+});

@@ -49,6 +49,13 @@ export class HalfStream {
   isn: number | null = null;
   /** FIN processed (or the connection is over): nothing more is delivered. */
   ended = false;
+  /** The receive window this side's sender last advertised for the peer's bytes (unscaled); -1 before any. */
+  window = -1;
+  /** The window scale option of this side's SYN (RFC 7323), -1 without one or before the SYN. */
+  synScale = -1;
+  /** The peer's highest acknowledgement of this stream (valid when ackSeen): the receiver's RCV.NXT. */
+  lastAck = 0;
+  ackSeen = false;
   /** Sorted by sequence, non-overlapping, all after `next` (the first one never at `next`). */
   private chunks: Chunk[] = [];
   private bufferedBytes = 0;
@@ -102,6 +109,10 @@ export class HalfStream {
    * were received but not captured (Wireshark: "ACKed segment that wasn't captured"): a gap.
    */
   acked(ack: number, frame: number): void {
+    if (!this.ackSeen || seqDiff(ack, this.lastAck) > 0) {
+      this.lastAck = ack;
+      this.ackSeen = true;
+    }
     if (!this.started || this.ended || !this.sink.live) return;
     let acked = seqDiff(ack, this.next);
     if (acked <= 0 || acked > MAX_WINDOW) return;

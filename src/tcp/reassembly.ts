@@ -7,7 +7,7 @@ import { formatAddress } from '../net/address.js';
 import { TcpFlag, type TcpSegment } from '../net/types.js';
 import { Conn, LinkedList, Tombstone, type EndReason } from './connection.js';
 import type { BufferLimits } from './half-stream.js';
-import { seqAdd } from './seq.js';
+import { seqAdd, seqDiff } from './seq.js';
 import { ConnTable } from './table.js';
 import type { ConnectionFactory, Direction, Endpoint, ReassemblyOptions, ReassemblyStats } from './types.js';
 
@@ -36,6 +36,30 @@ export function sourceIsClient(srcPort: number, dstPort: number, kafkaPorts: Rea
   return true;
 }
 
+/** RFC 7323 §2.3: the largest shift; assumed when the SYNs were not seen (the widest window). */
+const MAX_WINDOW_SHIFT = 14;
+
+/**
+ * Would the receiver accept a RST that `dir`'s side sent with sequence number `seq`? RFC 9293
+ * §3.10.7.4: only one in its receive window, [RCV.NXT, RCV.NXT + RCV.WND) (with a zero window only
+ * RCV.NXT itself). kcid knows RCV.NXT from the receiver's acknowledgements (else from the bytes it
+ * saw) and RCV.WND from its last advertisement, scaled as the SYNs agreed (RFC 7323 §2.2); a RST
+ * between RCV.NXT and the bytes in flight is accepted too (the receiver may have got them). When the
+ * capture has shown neither side's numbers, every RST is believed.
+ */
+function resetAcceptable(conn: Conn, dir: Direction, seq: number): boolean {
+  const sender = conn.halves[dir];
+  const receiver = conn.halves[1 - dir]!;
+  if (!sender.started || receiver.window < 0) return true;
+  let shift = MAX_WINDOW_SHIFT;
+  if (sender.synScale >= 0 && receiver.synScale >= 0) shift = receiver.synScale;
+  else if (sender.isn !== null && receiver.isn !== null) shift = 0; // RFC 7323: no scaling unless both SYNs ask
+  const window = Math.max(receiver.window * 2 ** shift, 1);
+  const low = sender.ackSeen ? sender.lastAck : sender.next;
+  const off = seqDiff(seq, low);
+  return off >= 0 && (off < window || seqDiff(seq, sender.next) <= 0);
+}
+
 export class Reassembler {
   readonly stats: ReassemblyStats = {
     connections: 0,
@@ -46,6 +70,7 @@ export class Reassembler {
     retiredConnections: 0,
     ignoredSegments: 0,
     unattachedSegments: 0,
+    ignoredResets: 0,
   };
   private readonly table = new ConnTable();
   /** Live connections, least recently active first. */
@@ -169,9 +194,17 @@ export class Reassembler {
         return;
       }
       half.syn(s.seq);
+      half.synScale = s.windowScale;
       const peer = conn.halves[1 - dir]!;
       if (flags & ACK && !peer.started) peer.syn(seqAdd(s.ack, -1)); // a SYN+ACK acknowledges the peer's ISN + 1
     }
+    if (flags & RST && !resetAcceptable(conn, dir, s.seq)) {
+      // RFC 9293 §3.10.7.4 (RFC 5961 §3.2): a RST outside the receiver's window is dropped; both
+      // peers carry on, and so does kcid. Its ACK field is not believed either.
+      this.stats.ignoredResets++;
+      return;
+    }
+    conn.halves[dir].window = s.window;
     if (conn.ignored) {
       this.onIgnored(conn, s, dir);
       return;
