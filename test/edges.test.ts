@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { run, type Io } from '../src/cli/main.js';
-import { concat, int16, int32, saslHandshakeRequestBody, saslHandshakeResponseBody, taggedFields } from './builder/kafka.js';
+import { concat, int16, int32, requestFrame, responseFrame, saslHandshakeRequestBody, saslHandshakeResponseBody, taggedFields } from './builder/kafka.js';
 import { Scenario, type KafkaConn } from './builder/scenario.js';
 import { analyzeScenario, brief, ID_A } from './helpers.js';
 
@@ -286,5 +286,42 @@ describe('TCP: a RST ends a connection only inside the receiver window (RFC 9293
     };
     expect(await withScale(true)).toEqual([[1, 1]]);
     expect(await withScale(false)).toEqual([[2, 2]]);
+  });
+});
+
+describe('TCP: keep-alive and zero-window probes are not data', () => {
+  it("a keep-alive before the client's first captured request (capture started mid-connection) is not a byte of the stream", async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092', handshake: false });
+    // The broker's answer to a request sent before the capture: its ACK says the client's next byte.
+    c.serverBytes(concat(int32(8), int32(41), int32(0)));
+    // RFC 9293 §3.8.4: a keep-alive repeats the byte before SND.NXT (Linux sends one garbage byte).
+    s.add([c.tcp.raw('client', { flags: 'A', seq: c.tcp.clientSeq - 1, payload: Uint8Array.of(0x00) })]);
+    s.add([c.tcp.raw('client', { flags: 'A', seq: c.tcp.clientSeq - 1 })]); // and one with no byte at all
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, correlationId: 42, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([]);
+    // The first response answers a request from before the capture: counted, unmatched.
+    expect(report.connections.map((x) => [x.requests, x.responses, x.gaps])).toEqual([[1, 2, 0]]);
+  });
+
+  it('keep-alives and zero-window probes on an established connection: no gap, no desync, every request seen', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    const t = c.tcp;
+    s.add([t.raw('client', { flags: 'A', seq: t.clientSeq - 1, payload: Uint8Array.of(0x5a) }), t.raw('server', { flags: 'A' })]);
+    s.add([t.raw('server', { flags: 'A', seq: t.serverSeq - 1 }), t.raw('client', { flags: 'A' })]);
+    // The broker's window is closed: the client probes with the next request's first byte, which is
+    // not taken (the ACK does not move), then sends the whole request when the window opens.
+    s.add([t.raw('server', { flags: 'A', window: 0 })]);
+    const next = requestFrame({ apiKey: 3, apiVersion: 12, correlationId: 2, clientId: null, clientInstanceId: ID_A, body: metadataV12 });
+    s.add([t.raw('client', { flags: 'A', payload: next.subarray(0, 1) }), t.raw('server', { flags: 'A', window: 0 })]);
+    s.add([t.raw('server', { flags: 'A', window: 65535 })]);
+    c.clientBytes(next);
+    c.serverBytes(responseFrame({ correlationId: 2, headerVersion: 1, body: new Uint8Array(0) }));
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([]);
+    expect(report.connections.map((x) => [x.requests, x.responses, x.gaps])).toEqual([[2, 2, 0]]);
   });
 });

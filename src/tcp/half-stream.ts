@@ -87,9 +87,11 @@ export class HalfStream {
       return;
     }
     if (!this.started) {
-      // Capture started mid-connection: the first data seen starts the stream.
+      // Capture started mid-connection: the first data seen starts the stream, unless the peer has
+      // already acknowledged past it: then it is old (a keep-alive's byte at RCV.NXT - 1, RFC 9293
+      // §3.8.4, or a retransmission) and the stream starts where the peer's acknowledgement says.
       this.started = true;
-      this.next = seq;
+      this.next = this.ackSeen && seqDiff(this.lastAck, seq) > 0 ? this.lastAck : seq;
     }
     const ahead = seqDiff(seq, this.next);
     if (ahead > 0) {
