@@ -325,3 +325,76 @@ describe('TCP: keep-alive and zero-window probes are not data', () => {
     expect(report.connections.map((x) => [x.requests, x.responses, x.gaps])).toEqual([[2, 2, 0]]);
   });
 });
+
+describe('response resync prefers real boundaries', () => {
+  /**
+   * Fetch v11 (response header v0; body ThrottleTimeMs, ErrorCode, ...) and Metadata v8 in flight.
+   * The Fetch response's first segment is lost: the framer resyncs in its payload, where 8 bytes
+   * read as size 20 and correlation ID 2 (the pending Metadata's) in the middle of a segment.
+   */
+  function lostFetchHead(fake: Uint8Array): Scenario {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092', mss: 1000 });
+    const fetch = c.request({ apiKey: 1, apiVersion: 11, clientId: 'app', body: new Uint8Array(40) });
+    const metadata = c.request({ apiKey: 3, apiVersion: 8, clientId: null, headerVersion: 1, body: new Uint8Array(6) });
+    const payload = new Uint8Array(2990).fill(0x33);
+    payload.set(fake, 1500); // frame offset 1,514: byte 510 of the second segment
+    const before = s.frames.length;
+    c.respond(fetch, concat(int32(0), int16(0), int32(0), payload)); // 3,004 bytes + size: 4 segments
+    s.frames.splice(before, 1); // the capture lost the first
+    c.respond(metadata, concat(int32(0), int32(-1), int32(0), int32(0))); // its own segment
+    c.close();
+    return s;
+  }
+
+  it('a mid-segment "response" whose body does not decode as the pending request\'s is not taken: the real one pairs', async () => {
+    // Size 20, correlation ID 2, then bytes no Metadata v8 response starts with... Metadata has no
+    // fixed ErrorCode to check, so mid-segment it cannot be placed at all; at a segment start it is.
+    const s = lostFetchHead(concat(int32(20), int32(2), new Uint8Array(12).fill(0x7f)));
+    const rows = await requests(s);
+    expect(rows.map((r) => [r.apiName, r.correlationId, r.responseFrame])).toEqual([
+      ['Fetch', 1, null],
+      ['Metadata', 2, 9],
+    ]);
+    const report = await analyzeScenario(s);
+    expect(report.connections.map((x) => [x.requests, x.responses])).toEqual([[2, 1]]);
+  });
+
+  it('a response packed mid-segment after the lost bytes is taken when its header and ErrorCode decode as the pending request\'s', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092', mss: 1000 });
+    const fetch = c.request({ apiKey: 1, apiVersion: 11, clientId: 'app', body: new Uint8Array(40) });
+    const versions = c.request({ apiKey: 18, apiVersion: 3, clientId: null, body: concat(Uint8Array.of(2, 0x78, 2, 0x31), taggedFields()) });
+    const fetchResponse = responseFrame({ correlationId: fetch, headerVersion: 0, body: concat(int32(0), int16(0), int32(0), new Uint8Array(1500).fill(0x33)) });
+    // ApiVersions v3: response header v0 (KIP-511), ErrorCode 35 first, then an empty ApiKeys array.
+    const versionsResponse = responseFrame({ correlationId: versions, headerVersion: 0, body: concat(int16(35), Uint8Array.of(1), int32(0), taggedFields()) });
+    const before = s.frames.length;
+    c.serverBytes(concat(fetchResponse, versionsResponse)); // the ApiVersions response starts mid-segment
+    s.frames.splice(before, 1);
+    c.close();
+    const rows = await requests(s);
+    expect(rows.map((r) => [r.apiName, r.correlationId, r.responseFrame, r.errorCode])).toEqual([
+      ['Fetch', 1, null, null],
+      ['ApiVersions', 2, 6, 35],
+    ]);
+  });
+
+  it('a mid-segment candidate whose ErrorCode is no Kafka error is skipped; the next real boundary pairs', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092', mss: 1000 });
+    const fetch = c.request({ apiKey: 1, apiVersion: 11, clientId: 'app', body: new Uint8Array(40) });
+    const versions = c.request({ apiKey: 18, apiVersion: 3, clientId: null, body: concat(Uint8Array.of(2, 0x78, 2, 0x31), taggedFields()) });
+    const payload = new Uint8Array(2000).fill(0x33);
+    payload.set(concat(int32(12), int32(versions), int16(0x7f7f)), 1200); // "ErrorCode" 32639
+    const before = s.frames.length;
+    c.respond(fetch, concat(int32(0), int16(0), int32(0), payload));
+    s.frames.splice(before, 1);
+    c.respond(versions, concat(int16(0), Uint8Array.of(1), int32(0), taggedFields()));
+    c.close();
+    const rows = await requests(s);
+    expect(rows.map((r) => [r.apiName, r.correlationId, r.responseFrame, r.errorCode])).toEqual([
+      ['Fetch', 1, null, null],
+      ['ApiVersions', 2, 8, 0],
+    ]);
+  });
+});

@@ -14,6 +14,7 @@ import { bodyPrefixWanted, decodeRequestBody, decodeResponseBody, responsePrefix
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
 import { PendingRequests } from './pending.js';
+import { responseStartsHere } from './resync.js';
 import { SaslTokens } from './sasl.js';
 import { RequestSink, ResponseSink, type FrameHandlers } from './sinks.js';
 import { looksLikeTls } from './tls-sniff.js';
@@ -354,11 +355,15 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
 
   // ---- responses ---------------------------------------------------------------------------------
 
-  plausibleResponse(buf: Buffer, off: number, len: number): Plausibility {
+  plausibleResponse(buf: Buffer, off: number, len: number, segmentStart: boolean): Plausibility {
     if (len < 8) return NEED_MORE;
     const size = buf.readInt32BE(off);
     if (size < 4 || size > this.opts.maxFrameBytes) return IMPLAUSIBLE;
-    return this.pending.has(buf.readInt32BE(off + 4)) ? PLAUSIBLE : IMPLAUSIBLE;
+    const request = this.pending.get(buf.readInt32BE(off + 4));
+    if (request === undefined) return IMPLAUSIBLE;
+    // A segment start is a likely boundary; elsewhere the response must decode as this request's.
+    if (segmentStart) return PLAUSIBLE;
+    return responseStartsHere(buf, off, len, size, request.header.apiKey, request.header.apiVersion);
   }
 
   responseHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
