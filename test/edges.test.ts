@@ -398,3 +398,24 @@ describe('response resync prefers real boundaries', () => {
     ]);
   });
 });
+
+describe('TCP: a connection retired for idleness', () => {
+  it('a keep-alive after the idle timeout starts no ghost connection; new bytes go on as a connection whose start is unseen', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    s.wait(700); // past --idle-timeout 600
+    s.add([c.tcp.raw('client', { flags: 'A', seq: c.tcp.clientSeq - 1, payload: Uint8Array.of(0) }), c.tcp.raw('server', { flags: 'A' })]);
+    const keepAliveOnly = await analyzeScenario(s);
+    expect(brief(keepAliveOnly.findings)).toEqual([]);
+    expect(keepAliveOnly.connections.map((x) => [x.client, x.requests, x.startSeen])).toEqual([['10.0.0.1:50000', 1, true]]);
+
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientInstanceId: ID_A, body: metadataV12 }));
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([]);
+    expect(report.connections.map((x) => [x.client, x.requests, x.startSeen])).toEqual([
+      ['10.0.0.1:50000', 1, true],
+      ['10.0.0.1:50000', 1, false],
+    ]);
+  });
+});

@@ -36,6 +36,18 @@ export function sourceIsClient(srcPort: number, dstPort: number, kafkaPorts: Rea
   return true;
 }
 
+/**
+ * A segment for an idle-retired connection that carries nothing new: no payload, or a keep-alive's one
+ * old byte (RFC 9293 §3.8.4), or bytes all below the stream's next sequence number; also any bare
+ * FIN or RST. Anything else is the connection going on.
+ */
+function isOld(tombstone: Tombstone, s: TcpSegment, dir: Direction): boolean {
+  const len = s.payloadLen + s.missingLen;
+  if (len === 0) return true;
+  const next = tombstone.next(dir);
+  return next !== null && seqDiff(seqAdd(s.seq, len), next) <= 0;
+}
+
 /** RFC 7323 §2.3: the largest shift; assumed when the SYNs were not seen (the widest window). */
 const MAX_WINDOW_SHIFT = 14;
 
@@ -245,15 +257,24 @@ export class Reassembler {
       this.onNewTuple(s);
       return;
     }
-    // The last ACK of the close, or a late retransmission: no ghost connection.
+    if (tombstone.idle && !isOld(tombstone, s, dir)) {
+      // New bytes on a connection retired for idleness: it goes on, as a connection whose start is unseen.
+      this.forget(tombstone);
+      this.onNewTuple(s);
+      return;
+    }
+    // The last ACK of the close, a late retransmission, a keep-alive: no ghost connection.
     this.stats.unattachedSegments++;
   }
 
-  /** Closed by the peers (FINs or RST): ended, and its tombstone kept in its place for a while. */
+  /**
+   * Closed by the peers (FINs or RST), or retired when idle: ended, and its tombstone kept in its
+   * place for a while (an idle one tells a keep-alive from the connection going on).
+   */
   private close(conn: Conn, reason: EndReason): void {
     conn.finish(reason);
     this.live.remove(conn);
-    const tombstone = (this.spareTombstones.pop() ?? new Tombstone()).bury(conn, this.now);
+    const tombstone = (this.spareTombstones.pop() ?? new Tombstone()).bury(conn, this.now, reason === 'idle');
     this.table.replace(conn, tombstone);
     this.recentlyClosed.push(tombstone);
     if (this.recentlyClosed.size > this.maxRecentlyClosed) this.forget(this.recentlyClosed.head!);
@@ -280,7 +301,7 @@ export class Reassembler {
     const before = this.now - this.idleTimeoutSec;
     for (let c = this.live.head; c !== null && c.lastSec < before; c = this.live.head) {
       this.stats.retiredConnections++;
-      this.retire(c, 'idle');
+      this.close(c, 'idle');
     }
     for (let c = this.recentlyClosed.head; c !== null && c.lastSec < before; c = this.recentlyClosed.head) {
       this.forget(c);
