@@ -436,3 +436,10 @@ describe('TCP: a connection retired for idleness', () => {
     ]);
   });
 });
+
+describe('SaslAuthenticate bodies are secrets', () => {
+  it('bodyIsSecret names SaslAuthenticate (KIP-152 tokens) for any printer of bodies, and nothing else', async () => {
+    const { bodyIsSecret } = await import('../src/kafka/sasl.js');
+    expect([36, 17, 3, 18].map(bodyIsSecret)).toEqual([true, false, false, false]);
+  });
+});
