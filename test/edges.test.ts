@@ -417,7 +417,7 @@ describe('response resync prefers real boundaries', () => {
 });
 
 describe('TCP: a connection retired for idleness', () => {
-  it('a keep-alive after the idle timeout starts no ghost connection; new bytes go on as a connection whose start is unseen', async () => {
+  it('a keep-alive after the idle timeout starts no ghost connection; new bytes are the same connection going on', async () => {
     const s = new Scenario();
     const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
     c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
@@ -427,11 +427,28 @@ describe('TCP: a connection retired for idleness', () => {
     expect(brief(keepAliveOnly.findings)).toEqual([]);
     expect(keepAliveOnly.connections.map((x) => [x.client, x.requests, x.startSeen])).toEqual([['10.0.0.1:50000', 1, true]]);
 
+    // The same connection: its SYN was seen, so a ClientId on this later request is still judged.
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    const report = await analyzeScenario(s);
+    expect(brief(report.findings)).toEqual([['client-id-after-first', 8, 'ClientId "app" sent on a request other than the first of the connection']]);
+    expect(report.connections.map((x) => [x.client, x.requests, x.responses, x.startSeen, x.clientIds])).toEqual([['10.0.0.1:50000', 2, 2, true, ['app']]]);
+    expect(report.counts.connections).toBe(1);
+    expect(report.instances).toHaveLength(1);
+  });
+
+  it('a connection idle twice the timeout is over: later bytes are a connection whose start is unseen', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
+    s.wait(700);
+    const d = s.connect({ client: '10.0.0.9:50000', broker: '10.0.0.2:9092' }); // traffic that moves capture time on
+    d.respond(d.request({ apiKey: 3, apiVersion: 12, clientId: 'other', clientInstanceId: ID_A, body: metadataV12 }));
+    s.wait(700);
     c.respond(c.request({ apiKey: 3, apiVersion: 12, clientInstanceId: ID_A, body: metadataV12 }));
     const report = await analyzeScenario(s);
-    expect(brief(report.findings)).toEqual([]);
     expect(report.connections.map((x) => [x.client, x.requests, x.startSeen])).toEqual([
       ['10.0.0.1:50000', 1, true],
+      ['10.0.0.9:50000', 1, true],
       ['10.0.0.1:50000', 1, false],
     ]);
   });

@@ -91,6 +91,12 @@ export class Conn implements TcpConnection, HalfStreamSink {
     this.handler?.gap(dir, bytes, frame);
   }
 
+  /** Idle: deliver what waits behind holes (as gaps, then the data); the streams stay where they are. */
+  park(): void {
+    this.halves[0].flush();
+    this.halves[1].flush();
+  }
+
   /** Deliver what waits behind holes (as gaps, then the data), then end the handler, once. */
   finish(reason: EndReason): void {
     if (this.ended) return;
@@ -132,11 +138,14 @@ export class Tombstone {
   private nextB: number | null = null;
   /** Retired by kcid for idleness rather than closed by its peers. */
   idle = false;
+  /** An idle connection kept whole (its handler not yet ended), to go on if its bytes do. */
+  parked: Conn | null = null;
   /** Capture second of the close. */
   lastSec = 0;
 
   /** Becomes the tombstone of `conn`, closed (or retired when idle) at capture second `sec`. */
-  bury(conn: Conn, sec: number, idle: boolean): this {
+  bury(conn: Conn, sec: number, idle: boolean, parked: Conn | null = null): this {
+    this.parked = parked;
     this.key.copy(conn.key);
     const [a, b] = conn.halves;
     this.isnA = a.isn;

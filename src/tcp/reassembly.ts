@@ -258,9 +258,25 @@ export class Reassembler {
       return;
     }
     if (tombstone.idle && !isOld(tombstone, s, dir)) {
-      // New bytes on a connection retired for idleness: it goes on, as a connection whose start is unseen.
-      this.forget(tombstone);
-      this.onNewTuple(s);
+      const conn = tombstone.parked;
+      if (conn === null) {
+        // Forgotten already: it goes on as a connection whose start is unseen.
+        this.forget(tombstone);
+        this.onNewTuple(s);
+        return;
+      }
+      // New bytes on a connection retired for idleness: the same connection goes on (same start,
+      // same handler, one connection in the counts).
+      tombstone.parked = null;
+      this.recentlyClosed.remove(tombstone);
+      this.table.replace(tombstone, conn);
+      this.spareTombstones.push(tombstone);
+      if (this.live.size >= this.maxConnections) {
+        this.stats.retiredConnections++;
+        this.retire(this.live.head!, 'evicted');
+      }
+      this.live.push(conn);
+      this.onLive(conn, s, dir);
       return;
     }
     // The last ACK of the close, a late retransmission, a keep-alive: no ghost connection.
@@ -291,6 +307,29 @@ export class Reassembler {
     this.recentlyClosed.remove(tombstone);
     this.table.remove(tombstone);
     this.spareTombstones.push(tombstone);
+    const parked = tombstone.parked;
+    if (parked !== null) {
+      tombstone.parked = null;
+      parked.finish('idle');
+    }
+  }
+
+  /**
+   * Idle for --idle-timeout: out of the live list, its tombstone in its place, but kept whole for as
+   * long as tombstones are (another timeout, within maxRecentlyClosed): in-sequence bytes after the
+   * pause revive it, and it ends only when forgotten. Not Kafka, it is simply closed.
+   */
+  private park(conn: Conn): void {
+    if (conn.ignored) {
+      this.close(conn, 'idle');
+      return;
+    }
+    conn.park();
+    this.live.remove(conn);
+    const tombstone = (this.spareTombstones.pop() ?? new Tombstone()).bury(conn, this.now, true, conn);
+    this.table.replace(conn, tombstone);
+    this.recentlyClosed.push(tombstone);
+    if (this.recentlyClosed.size > this.maxRecentlyClosed) this.forget(this.recentlyClosed.head!);
   }
 
   /**
@@ -301,7 +340,7 @@ export class Reassembler {
     const before = this.now - this.idleTimeoutSec;
     for (let c = this.live.head; c !== null && c.lastSec < before; c = this.live.head) {
       this.stats.retiredConnections++;
-      this.close(c, 'idle');
+      this.park(c);
     }
     for (let c = this.recentlyClosed.head; c !== null && c.lastSec < before; c = this.recentlyClosed.head) {
       this.forget(c);
