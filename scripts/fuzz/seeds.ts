@@ -204,6 +204,18 @@ function resyncScenario(): Scenario {
   return s;
 }
 
+/** An idle pause (issue 13): past --idle-timeout, a keep-alive, then the same connection going on with a ClientId. */
+function idleScenario(): Scenario {
+  const s = new Scenario();
+  const c = s.connect({ client: '10.0.5.1:55000', broker: '10.0.0.9:9092' });
+  c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'idle', clientInstanceId: ID, body: metadataV12 }));
+  s.wait(700);
+  s.add([c.tcp.raw('client', { flags: 'A', seq: c.tcp.clientSeq - 1, payload: Uint8Array.of(0) }), c.tcp.raw('server', { flags: 'A' })]);
+  c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'idle', clientInstanceId: ID, body: metadataV12 }));
+  c.close();
+  return s;
+}
+
 function built(): Seed[] {
   const kip = kip1313Scenario();
   const sasl = saslScenario();
@@ -219,6 +231,7 @@ function built(): Seed[] {
     seedOf('built:tcp-edges.pcap', tcpEdgesScenario().pcap()),
     seedOf('built:names.pcapng', namesScenario().pcapng()),
     seedOf('built:resync.pcap', resyncScenario().pcap()),
+    seedOf('built:idle.pcap', idleScenario().pcap()),
   ];
 }
 
