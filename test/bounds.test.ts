@@ -208,6 +208,11 @@ describe('TCP reassembly', () => {
     re.segment(segment(2, true, 1000, 0, SYN, 0, 1600));
     expect(rec.ends).toEqual([]);
     re.segment(segment(3, true, 1000, 0, SYN, 0, 1601));
+    // Out of the live connections, kept whole as a tombstone for one more timeout (its bytes may go on)...
+    expect(re.liveConnections).toBe(2);
+    expect(rec.ends).toEqual([]);
+    // ...then ended.
+    re.segment(segment(4, true, 1000, 0, SYN, 0, 2202));
     expect(rec.ends).toEqual([[1, 'idle']]);
   });
 

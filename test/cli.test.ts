@@ -10,6 +10,7 @@ import { runKcid, type CliResult as Result } from './helpers.js';
 import { tmpDir, tmpFile } from './builder/capture.js';
 import { MIX_IDS } from './fixtures/kip1313-mix.js';
 import { floodCapture } from '../scripts/fuzz/flood.js';
+import { RULES } from '../src/analysis/rules/index.js';
 
 const MIX = 'fixtures/kip1313-mix.pcapng';
 const KCAT = 'fixtures/kcat-mock-produce.pcap';
@@ -300,7 +301,7 @@ describe('kcid requests', () => {
 describe('kcid rules', () => {
   it('lists every rule with its severity and explains one', async () => {
     const list = await kcid(['rules']);
-    expect(list.stdout.trimEnd().split('\n')).toHaveLength(39);
+    expect(list.stdout.trimEnd().split('\n')).toHaveLength(RULES.length);
     expect(list.stdout).toMatch(/^zero-client-instance-id +error +both +A request header carries the zero UUID/);
     const one = await kcid(['rules', 'member-id-mismatch']);
     expect(one.stdout).toContain('member-id-mismatch (warning)');

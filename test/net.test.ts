@@ -435,3 +435,18 @@ describe('formatAddress / formatEndpoint', () => {
     expect(formatEndpoint(ip, port)).toBe(want);
   });
 });
+
+describe('TCP window and window scale (RFC 7323 §2.2)', () => {
+  const syn = (options: number[], flags = 'S') =>
+    decode(packetRef(ethernet(ipv4({ src: '10.0.0.1', dst: '10.0.0.2' }, tcp({ sport: 50000, dport: 9092, seq: 1, flags, window: 29200, options }))))).seg;
+  it('reads the window of every segment and the scale option of a SYN, after NOPs and other options', () => {
+    // MSS 1460, SACK permitted, timestamps, NOP, window scale 7: Linux's SYN.
+    const linux = [2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7];
+    expect([syn(linux).window, syn(linux).windowScale]).toEqual([29200, 7]);
+    expect(syn([2, 4, 0x05, 0xb4]).windowScale).toBe(-1);
+    expect(syn([3, 3, 20]).windowScale).toBe(14); // RFC 7323 §2.3: a shift above 14 is taken as 14
+    expect(syn([3, 3, 7], 'A').windowScale).toBe(-1); // only a SYN's option counts
+    expect(syn([2, 40, 3, 3]).windowScale).toBe(-1); // an option running past the header
+    expect(syn([0, 3, 3, 7]).windowScale).toBe(-1); // after the end of the option list
+  });
+});

@@ -82,6 +82,7 @@ describe('rule registry', () => {
       ['unknown-error-code', 'info'],
       ['malformed-body', 'warning'],
       ['capture-truncated', 'info'],
+      ['client-id-changed', 'info'],
       ['telemetry-push-without-subscription', 'error'],
       ['telemetry-subscription-id-mismatch', 'error'],
       ['telemetry-push-too-soon', 'warning'],
@@ -222,8 +223,9 @@ describe('client-id-after-first', () => {
     const held = report.findings.find((f) => f.rule === 'client-id-after-first')!;
     expect(held.clientInstanceId).toBe(ID_A_B64);
     expect(held.correlationId).toBe(2);
-    // "" and "orders" are two ClientIds for one instance.
-    expect(report.findings.map((f) => f.rule)).toContain('instance-id-multiple-client-ids');
+    // The connection is named by its first request: "" later is a finding, not a second name (issue 13).
+    expect(report.findings.map((f) => f.rule)).not.toContain('instance-id-multiple-client-ids');
+    expect(report.connections.map((x) => x.clientIds)).toEqual([['orders']]);
   });
 
   it('counts an ApiVersions retried after UNSUPPORTED_VERSION as the first request', async () => {

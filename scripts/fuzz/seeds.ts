@@ -16,6 +16,7 @@ import {
   errorCodeResponseBody,
   getTelemetrySubscriptionsRequestBody,
   getTelemetrySubscriptionsResponseBody,
+  int16,
   int32,
   pushTelemetryRequestBody,
   requestFrame,
@@ -161,6 +162,101 @@ function tlsWithSecrets(): Buffer {
   });
 }
 
+/** SASL by mechanism (issue 13): PLAIN with a token that reads as a request, SCRAM, OAUTHBEARER's error round, GSSAPI. */
+function saslMechanismsScenario(): Scenario {
+  const s = new Scenario();
+  // authzid '', user "\x03", password 0x08 "AAAA" 0xff 0xff ...: reads as a Metadata v8 header.
+  const phantom = sizePrefixed(concat(Uint8Array.of(0, 3, 0, 8), utf8('AAAA'), Uint8Array.of(0xff, 0xff), utf8('secret')));
+  const mechanisms: [string, (c: ReturnType<Scenario['connect']>) => void][] = [
+    ['PLAIN', (c) => { c.clientBytes(phantom); c.serverBytes(int32(0)); }],
+    ['SCRAM-SHA-256', (c) => {
+      c.clientBytes(sizePrefixed(utf8('n,,n=user,r=fyko+d2lbbFgONRv9qkxdawL')));
+      c.serverBytes(sizePrefixed(utf8('r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096')));
+      c.clientBytes(phantom);
+      c.serverBytes(sizePrefixed(utf8('v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=')));
+    }],
+    ['OAUTHBEARER', (c) => {
+      c.clientBytes(sizePrefixed(utf8('n,,\u0001auth=Bearer eyJ\u0001\u0001')));
+      c.serverBytes(sizePrefixed(utf8('{"status":"invalid_token"}')));
+      c.clientBytes(sizePrefixed(Uint8Array.of(1)));
+      c.serverBytes(int32(0));
+    }],
+    ['GSSAPI', (c) => { c.clientBytes(phantom); c.serverBytes(sizePrefixed(new Uint8Array(40).fill(0x60))); c.clientBytes(int32(0)); }],
+  ];
+  for (const [i, [mechanism, exchange]] of mechanisms.entries()) {
+    const c = s.connect({ client: `10.0.1.${i + 1}:51000`, broker: '10.0.0.6:9092', mss: 60 });
+    c.respond(c.request({ apiKey: 17, apiVersion: 0, clientId: 'sasl', body: saslHandshakeRequestBody(mechanism) }), saslHandshakeResponseBody({ errorCode: 0, mechanisms: [mechanism] }));
+    exchange(c);
+    c.respond(c.request({ apiKey: 3, apiVersion: 12, correlationId: 2, clientInstanceId: ID, body: metadataV12 }));
+    c.close();
+  }
+  return s;
+}
+
+/** TCP at the edges (issue 13): RSTs outside and inside the window, window scaling, keep-alives, a zero-window probe. */
+function tcpEdgesScenario(): Scenario {
+  const s = new Scenario();
+  const c = s.connect({ client: '10.0.2.1:52000', broker: '10.0.0.6:9092', handshake: false });
+  const t = c.tcp;
+  s.add([t.raw('client', { flags: 'S', seq: t.clientSeq - 1, ack: 0, window: 64240, options: [2, 4, 5, 0xb4, 1, 3, 3, 7] })]);
+  s.add([t.raw('server', { flags: 'SA', seq: t.serverSeq - 1, window: 65160, options: [2, 4, 5, 0xb4, 1, 3, 3, 7] })]);
+  s.add([t.raw('client', { flags: 'A', window: 502 })]);
+  c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'tcp', clientInstanceId: ID, body: metadataV12 }));
+  s.add([t.raw('server', { flags: 'R', seq: t.serverSeq + 100_000_000 }), t.raw('client', { flags: 'RA', seq: t.clientSeq - 70_000 })]);
+  s.add([t.raw('client', { flags: 'A', seq: t.clientSeq - 1, payload: Uint8Array.of(0) }), t.raw('server', { flags: 'A', window: 0 })]);
+  s.add([t.raw('client', { flags: 'A', payload: Uint8Array.of(0) }), t.raw('server', { flags: 'A', window: 509 })]);
+  c.respond(c.request({ apiKey: 3, apiVersion: 12, clientInstanceId: ID, body: metadataV12 }));
+  s.add([t.raw('server', { flags: 'RA', seq: t.serverSeq + 1000 })]);
+  // Mid-connection: the broker speaks first, then a keep-alive below its acknowledgement.
+  const m = s.connect({ client: '10.0.2.2:52001', broker: '10.0.0.6:9092', handshake: false });
+  m.serverBytes(concat(int32(8), int32(41), int32(0)));
+  s.add([m.tcp.raw('client', { flags: 'A', seq: m.tcp.clientSeq - 1, payload: Uint8Array.of(0) })]);
+  m.respond(m.request({ apiKey: 3, apiVersion: 12, correlationId: 42, clientId: 'mid', clientInstanceId: ID, body: metadataV12 }));
+  m.close();
+  return s;
+}
+
+/** Who is the client and what it is called (issue 13): UTF-8 ClientIds on a port to detect, a broker speaking first after the SYN, ClientId changes. */
+function namesScenario(): Scenario {
+  const s = new Scenario();
+  const d = s.connect({ client: '10.0.3.1:53000', broker: '10.0.0.7:29092' });
+  d.serverBytes(sizePrefixed(concat(int16(3), int16(8), int32(9), int16(3), utf8('srv'), int32(-1))));
+  d.respond(d.request({ apiKey: 18, apiVersion: 3, clientId: 'café-orders', body: apiVersionsRequestBody({ softwareName: '注文-service', softwareVersion: '1' }) }));
+  d.respond(d.request({ apiKey: 3, apiVersion: 12, clientId: '', clientInstanceId: ID, body: metadataV12 }));
+  const legacy = s.connect({ client: '10.0.3.2:53001', broker: '10.0.0.7:9092' });
+  for (const id of ['注文-service', 'other']) legacy.respond(legacy.request({ apiKey: 3, apiVersion: 8, clientId: id, body: Uint8Array.of(0xff, 0xff, 0xff, 0xff, 1, 0, 0) }));
+  return s;
+}
+
+/** Response resync (issue 13): a Fetch response's head lost, its payload holding a size and a pending correlation ID mid-segment. */
+function resyncScenario(): Scenario {
+  const s = new Scenario();
+  const c = s.connect({ client: '10.0.4.1:54000', broker: '10.0.0.8:9092', mss: 1000 });
+  const fetch = c.request({ apiKey: 1, apiVersion: 11, clientId: 'resync', body: new Uint8Array(40) });
+  const versions = c.request({ apiKey: 18, apiVersion: 3, clientId: null, body: concat(Uint8Array.of(2, 0x78, 2, 0x31), taggedFields()) });
+  const payload = new Uint8Array(2990).fill(0x33);
+  payload.set(concat(int32(12), int32(versions), int16(0x7f7f)), 1500);
+  payload.set(concat(int32(12), int32(versions), int16(0)), 2200);
+  const before = s.frames.length;
+  c.respond(fetch, concat(int32(0), int16(0), int32(0), payload));
+  s.frames.splice(before, 1);
+  c.respond(versions, concat(int16(0), Uint8Array.of(1), int32(0), taggedFields()));
+  c.close();
+  return s;
+}
+
+/** An idle pause (issue 13): past --idle-timeout, a keep-alive, then the same connection going on with a ClientId. */
+function idleScenario(): Scenario {
+  const s = new Scenario();
+  const c = s.connect({ client: '10.0.5.1:55000', broker: '10.0.0.9:9092' });
+  c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'idle', clientInstanceId: ID, body: metadataV12 }));
+  s.wait(700);
+  s.add([c.tcp.raw('client', { flags: 'A', seq: c.tcp.clientSeq - 1, payload: Uint8Array.of(0) }), c.tcp.raw('server', { flags: 'A' })]);
+  c.respond(c.request({ apiKey: 3, apiVersion: 12, clientId: 'idle', clientInstanceId: ID, body: metadataV12 }));
+  c.close();
+  return s;
+}
+
 function built(): Seed[] {
   const kip = kip1313Scenario();
   const sasl = saslScenario();
@@ -173,6 +269,11 @@ function built(): Seed[] {
     seedOf('built:detect-v6.pcap', detect.pcap()),
     seedOf('built:sasl.pcap.gz', gzipSync(sasl.pcap())),
     seedOf('built:tls13-secrets.pcapng', tlsWithSecrets()),
+    seedOf('built:sasl-mechanisms.pcap', saslMechanismsScenario().pcap()),
+    seedOf('built:tcp-edges.pcap', tcpEdgesScenario().pcap()),
+    seedOf('built:names.pcapng', namesScenario().pcapng()),
+    seedOf('built:resync.pcap', resyncScenario().pcap()),
+    seedOf('built:idle.pcap', idleScenario().pcap()),
   ];
 }
 

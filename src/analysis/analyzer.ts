@@ -231,6 +231,9 @@ export class CaptureAnalyzer implements KafkaListener {
   /** Fold a request into the connection state, after the rules have seen the state before it. */
   private update(s: ConnState, r: KafkaRequest): void {
     const h = r.header;
+    // The ClientId that names a connection is its first request's (the broker keeps it in the
+    // connection context); when the capture missed the start, the first one seen.
+    if (h.clientId !== null && s.clientIds.length === 0 && (s.requests === 0 || !s.conn.startSeen)) s.clientIds = [h.clientId];
     if (s.requests === 0) {
       s.firstRequestFrame = r.frame;
       s.firstRequestUs = toMicros(r.tsSec, r.tsNsec);
@@ -241,7 +244,6 @@ export class CaptureAnalyzer implements KafkaListener {
     s.lastUs = toMicros(r.tsSec, r.tsNsec);
     s.countApi(h.apiKey);
     s.apiVersionsRetryAllowed = false;
-    if (h.clientId !== null) s.clientIds = withDistinct(s.clientIds, h.clientId);
     const id = h.clientInstanceId;
     if (id !== null) {
       s.sawTag0 = true;

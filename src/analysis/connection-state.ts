@@ -50,6 +50,8 @@ export class ConnState {
   deferredOverflow = 0;
   /** Error codes Kafka does not define that this connection's responses carried (each noted once). */
   unknownErrorCodes: number[] = EMPTY_LIST;
+  /** A legacy client's first request with a ClientId other than the connection's (client-id-changed). */
+  clientIdChange: KafkaRequest | null = null;
   /** Latency histogram as [bucket, count, ...] ascending by bucket (see latency.ts): a handful of buckets. */
   latency: number[] = EMPTY_LIST;
   /**

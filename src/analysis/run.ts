@@ -282,5 +282,7 @@ function newSegment(): TcpSegment {
     payloadOff: 0,
     payloadLen: 0,
     missingLen: 0,
+    window: -1,
+    windowScale: -1,
   };
 }

@@ -61,6 +61,28 @@ export function errorCodePaths(m: MessageSchema, version: number): string[] {
   return out;
 }
 
+/** Bytes of the fixed-size primitives (the rest are length-prefixed or varints). */
+const FIXED_SIZE: Readonly<Record<string, number>> = { bool: 1, int8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, float64: 8, uuid: 16 };
+
+/**
+ * Byte offset of a message version's top-level ErrorCode from the start of its body, read from the
+ * schema: the sum of the fixed-size fields before it (ThrottleTimeMs, ...). Null when the version has
+ * none, or a field of variable size (string, array, varint) comes before it.
+ */
+export function topErrorCodeOffset(m: MessageSchema, version: number): number | null {
+  const layout = layoutFor(m, version);
+  if (layout === null) return null;
+  let at = 0;
+  for (const f of layout.fields) {
+    if (!inRange(f.versions, version) || (f.tag !== null && inRange(f.taggedVersions, version))) continue;
+    if (f.name === 'ErrorCode' && f.primitive === 'int16' && !f.isArray) return at;
+    const size = f.isArray || f.primitive === null ? undefined : FIXED_SIZE[f.primitive];
+    if (size === undefined) return null;
+    at += size;
+  }
+  return null;
+}
+
 /** Decoders of one protocol, compiled at first use per key and version. */
 interface BodyPlans {
   request: Map<number, (Decoder | null)[]>;

@@ -11,12 +11,13 @@ import type { RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
 import { keptTelemetryPrefix, pushTelemetryMetrics } from './telemetry-frame.js';
 import { BodyError, decodeBody, readsBody, type DecodedBody } from './bodies.js';
-import { int, type Struct } from './fields.js';
+import { int, str, type Struct } from './fields.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
 import { PendingRequests } from './pending.js';
+import { responseStartsHere } from './resync.js';
 import { SaslTokens } from './sasl.js';
 import { RequestSink, ResponseSink, type FrameHandlers } from './sinks.js';
 import { looksLikeTls } from '../tls/sniff.js';
@@ -123,6 +124,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.decide(0);
     } else if (aKafka) {
       this.decide(1);
+    } else if (opts.detect && tcp.synSeen) {
+      // The SYN decides, before any heuristic: its sender (side A) is the client; only its bytes can say Kafka.
+      this.probe = new KafkaProbe(opts.maxFrameBytes, 0);
     } else if (opts.detect) {
       // A port already seen as a broker (the target of a SYN that carried Kafka) settles the roles of a
       // connection whose start the capture missed, where its first bytes could be a response.
@@ -181,6 +185,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       bytes,
       message: `${bytes} bytes from the ${from} are missing from the capture`,
     });
+    this.saslLost();
     if (this.tls !== null) this.tls.gap(dir === this.clientDir ? 0 : 1, bytes, frame);
     else (dir === this.clientDir ? this.requests : this.responses).gap(bytes, frame);
   }
@@ -234,19 +239,19 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   // Framers are made when their direction first carries bytes: a connection that never does (a SYN
   // flood, a port check) costs none.
   private get requests(): Framer {
-    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES, this.keepTelemetryBytes));
+    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES, this.sasl.clientActive, this.keepTelemetryBytes));
   }
 
   private get responses(): Framer {
-    return (this.responseFramer ??= this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES));
+    return (this.responseFramer ??= this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES, this.sasl.serverActive));
   }
 
-  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number, keepBytes = 0): Framer {
+  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number, tokens: boolean, keepBytes = 0): Framer {
     return new Framer(sink, {
       maxFrameBytes: this.opts.maxFrameBytes,
       initialHead,
       maxPrefixBytes: Math.max(this.maxPrefix, keepBytes),
-      minFrameBytes: this.sasl.active ? 0 : minFrameBytes,
+      minFrameBytes: tokens ? 0 : minFrameBytes,
     });
   }
 
@@ -276,14 +281,14 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   requestHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
     this.currentRequest = null;
     this.currentRequestIsToken = false;
-    if (this.sasl.active) {
-      const verdict = plausibleRequest(withSize(head, headLen, size), 0, headLen + 4, true, this.opts.maxFrameBytes);
+    if (this.sasl.clientActive) {
       const correlation = headLen >= 8 ? head.readInt32BE(4) : -1;
+      const verdict = (): Plausibility => plausibleRequest(withSize(head, headLen, size), 0, headLen + 4, true, this.opts.maxFrameBytes);
       if (this.sasl.clientFrameIsToken(verdict, correlation)) {
         this.currentRequestIsToken = true;
         return headLen;
       }
-      this.tokenFraming(false);
+      this.tokenFraming();
     }
     if (headLen < 8) return -1;
     const p = this.protocol;
@@ -399,6 +404,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   requestEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     if (this.currentRequestIsToken) {
       this.currentRequestIsToken = false;
+      this.tokenFraming();
       return;
     }
     const r = this.currentRequest;
@@ -416,25 +422,32 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.pending.add(correlation, r);
       if (this.pending.size > this.maxPending) this.listener.unanswered(this, this.pending.removeOldest()!);
     }
-    this.sasl.request(r.header.apiKey, r.header.correlationId);
+    this.sasl.request(r.header.apiKey, r.header.correlationId, r.header.apiKey === API_KEY.SaslHandshake ? (str(r.body, 'Mechanism') ?? null) : null);
     this.listener.request(this, r);
   }
 
   // ---- responses ---------------------------------------------------------------------------------
 
-  plausibleResponse(buf: Buffer, off: number, len: number): Plausibility {
+  plausibleResponse(buf: Buffer, off: number, len: number, segmentStart: boolean): Plausibility {
     if (len < 8) return NEED_MORE;
     const size = buf.readInt32BE(off);
     if (size < 4 || size > this.opts.maxFrameBytes) return IMPLAUSIBLE;
-    return this.pending.has(buf.readInt32BE(off + 4)) ? PLAUSIBLE : IMPLAUSIBLE;
+    const request = this.pending.get(buf.readInt32BE(off + 4));
+    if (request === undefined) return IMPLAUSIBLE;
+    // A segment start is a likely boundary; elsewhere the response must decode as this request's.
+    if (segmentStart) return PLAUSIBLE;
+    return responseStartsHere(buf, off, len, size, request.header.apiKey, request.header.apiVersion);
   }
 
   responseHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
     this.currentResponse = null;
     this.currentResponseIsToken = false;
-    if (this.sasl.active) {
-      this.currentResponseIsToken = true;
-      return headLen;
+    if (this.sasl.serverActive) {
+      if (this.sasl.serverFrameIsToken(size)) {
+        this.currentResponseIsToken = true;
+        return headLen;
+      }
+      this.tokenFraming();
     }
     if (headLen < 4) return -1;
     const correlationId = head.readInt32BE(0);
@@ -488,6 +501,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     if (this.currentResponseIsToken) {
       this.currentResponseIsToken = false;
+      this.tokenFraming();
       return;
     }
     const r = this.currentResponse;
@@ -501,18 +515,26 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     if (r.request !== null) this.pending.delete(r.correlationId);
     if (r.request !== null && !this.sasl.active && this.sasl.response(r.request.header.apiKey, r.request.header.apiVersion, r.errorCode)) {
       // KIP-43: with SaslHandshake v0 the tokens that follow carry no Kafka header, and may be empty.
-      this.tokenFraming(true);
+      this.tokenFraming();
     }
     this.listener.response(this, r);
   }
 
   /** Tokens may be empty frames; requests and responses never are. */
-  private tokenFraming(on: boolean): void {
-    if (this.requestFramer !== null) this.requestFramer.minimumFrameBytes = on ? 0 : MIN_REQUEST_BYTES;
-    if (this.responseFramer !== null) this.responseFramer.minimumFrameBytes = on ? 0 : MIN_RESPONSE_BYTES;
+  private tokenFraming(): void {
+    if (this.requestFramer !== null) this.requestFramer.minimumFrameBytes = this.sasl.clientActive ? 0 : MIN_REQUEST_BYTES;
+    if (this.responseFramer !== null) this.responseFramer.minimumFrameBytes = this.sasl.serverActive ? 0 : MIN_RESPONSE_BYTES;
+  }
+
+  /** Bytes of a token exchange were lost: it can no longer be counted (see SaslTokens.lost). */
+  private saslLost(): void {
+    if (!this.sasl.active) return;
+    this.sasl.lost();
+    this.tokenFraming();
   }
 
   desync(from: 'client' | 'broker', skipped: number, reason: string, frame: number): void {
+    this.saslLost();
     this.listener.note(this, {
       kind: 'desync',
       frame,

@@ -20,8 +20,9 @@ const MAX_PROBE_CHUNKS = 1024;
 
 /**
  * A request plausibly starts at buf[off]: int32 size, int16 API key known to kcid, a valid
- * version, a non-negative correlation id and a ClientId (int16 length, -1 for null) of
- * printable characters that fits the frame. `strict` (port detection) also insists the whole
+ * version, a non-negative correlation id and a ClientId (int16 length, -1 for null) that fits the
+ * frame and is text: valid UTF-8 (a Kafka STRING is UTF-8: `café-orders`, `注文-service`) without
+ * control characters (C0, DEL, C1). `strict` (port detection) also insists the whole
  * header decodes from the bytes available.
  */
 export function plausibleRequest(buf: Buffer, off: number, len: number, strict: boolean, maxFrameBytes: number): Plausibility {
@@ -38,10 +39,7 @@ export function plausibleRequest(buf: Buffer, off: number, len: number, strict: 
   if (idLen < -1 || idLen > size - 10) return IMPLAUSIBLE;
   const idEnd = off + 14 + Math.max(idLen, 0);
   const checkEnd = Math.min(idEnd, off + len);
-  for (let i = off + 14; i < checkEnd; i++) {
-    const b = buf[i]!;
-    if (b < 0x20 || b > 0x7e) return IMPLAUSIBLE;
-  }
+  if (!isClientIdText(buf, off + 14, checkEnd, checkEnd < idEnd)) return IMPLAUSIBLE;
   if (idEnd > off + len) return len < SCAN_WINDOW || strict ? NEED_MORE : PLAUSIBLE;
   if (!strict) return PLAUSIBLE;
   const frameEnd = off + 4 + size;
@@ -54,6 +52,47 @@ export function plausibleRequest(buf: Buffer, off: number, len: number, strict: 
     if (e instanceof DecodeError) return available < frameEnd ? NEED_MORE : IMPLAUSIBLE;
     throw e;
   }
+}
+
+/**
+ * buf[start, end) is UTF-8 (RFC 3629 §4: no overlong forms, no surrogates, nothing above U+10FFFF)
+ * with no C0 control, DEL or C1 control. `cut`: the text goes on past `end`, so a sequence cut there
+ * is judged by the bytes it has.
+ */
+export function isClientIdText(buf: Buffer, start: number, end: number, cut: boolean): boolean {
+  let i = start;
+  while (i < end) {
+    const b = buf[i]!;
+    if (b < 0x80) {
+      if (b < 0x20 || b === 0x7f) return false;
+      i++;
+      continue;
+    }
+    let n: number; // continuation bytes
+    let lo = 0x80; // range of the first continuation byte
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) {
+      n = 1;
+      if (b === 0xc2) lo = 0xa0; // U+0080-U+009F are the C1 controls
+    } else if (b >= 0xe0 && b <= 0xef) {
+      n = 2;
+      if (b === 0xe0) lo = 0xa0; // overlong
+      else if (b === 0xed) hi = 0x9f; // surrogates
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 3;
+      if (b === 0xf0) lo = 0x90; // overlong
+      else if (b === 0xf4) hi = 0x8f; // above U+10FFFF
+    } else {
+      return false;
+    }
+    for (let k = 1; k <= n; k++) {
+      if (i + k >= end) return cut;
+      const c = buf[i + k]!;
+      if (k === 1 ? c < lo || c > hi : c < 0x80 || c > 0xbf) return false;
+    }
+    i += n + 1;
+  }
+  return true;
 }
 
 type ProbeChunk = { dir: Direction; bytes: Buffer | null; gap: number; frame: number; tsSec: number; tsNsec: number };
@@ -70,7 +109,11 @@ export class KafkaProbe {
   private chunks: ProbeChunk[] = [];
   private readonly kept: [number, number] = [0, 0];
 
-  constructor(private readonly maxFrameBytes: number) {}
+  /** `client`: the capture saw the SYN, so only that side can be the client (its sender, side A). */
+  constructor(
+    private readonly maxFrameBytes: number,
+    private readonly client: Direction | null = null,
+  ) {}
 
   /** Keeps up to PROBE_BYTES of this direction; returns how many of `len` bytes were kept. */
   data(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): number {
@@ -90,7 +133,7 @@ export class KafkaProbe {
   }
 
   verdict(): ProbeVerdict {
-    for (const d of [0, 1] as const) if (this.directionVerdict(d) === PLAUSIBLE) return { client: d };
+    for (const d of [0, 1] as const) if ((this.client === null || d === this.client) && this.directionVerdict(d) === PLAUSIBLE) return { client: d };
     return this.kept[0] >= PROBE_BYTES || this.kept[1] >= PROBE_BYTES ? 'not-kafka' : 'undecided';
   }
 

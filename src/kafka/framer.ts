@@ -28,9 +28,10 @@ export interface FrameSink {
   /**
    * Could a frame start at `buf[off]` (the int32 size)? `len` bytes are available (at most
    * SCAN_WINDOW). Returns PLAUSIBLE, IMPLAUSIBLE, or NEED_MORE when `len` is too short to judge.
-   * The answer must depend only on the bytes, so framing never depends on how TCP cut them.
+   * `segmentStart`: a TCP segment began at this byte (a likely boundary, see kafka/resync.ts). Apart
+   * from that the answer must depend only on the bytes.
    */
-  plausibleStart(buf: Buffer, off: number, len: number): Plausibility;
+  plausibleStart(buf: Buffer, off: number, len: number, segmentStart: boolean): Plausibility;
   /** Bytes that could not be framed were skipped. */
   desync(skippedBytes: number, reason: string, frame: number): void;
 }
@@ -79,6 +80,10 @@ export class Framer {
   private lastFrame = 0;
   private readonly windowCapacity: number;
   private minFrameBytes: number;
+  /** Offset in the buffer of the current data() call where its TCP segment begins; -1 for bytes kcid re-reads. */
+  private segmentOff = -1;
+  /** Resync: window positions where a TCP segment began, ascending. */
+  private readonly segmentStarts: number[] = [];
 
   constructor(
     private readonly sink: FrameSink,
@@ -97,7 +102,13 @@ export class Framer {
     return this.state !== RESYNC;
   }
 
+  /** Bytes of the stream; the tcp stage hands each TCP segment (or what is new of it) in its own call. */
   data(buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
+    this.segmentOff = off;
+    this.consume(buf, off, len, frame, tsSec, tsNsec);
+  }
+
+  private consume(buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
     this.lastFrame = frame;
     const end = off + len;
     while (off < end) {
@@ -257,6 +268,7 @@ export class Framer {
     }
     this.window ??= Buffer.allocUnsafe(this.windowCapacity);
     this.windowLen = 0;
+    this.segmentStarts.length = 0;
   }
 
   /** Bytes already consumed that must be scanned again (a refused size and head), bounded by the window. */
@@ -271,28 +283,42 @@ export class Framer {
     this.skipped += n;
     this.window!.copyWithin(0, n, this.windowLen);
     this.windowLen -= n;
+    const starts = this.segmentStarts;
+    if (starts.length === 0) return;
+    let kept = 0;
+    for (const s of starts) if (s >= n) starts[kept++] = s - n;
+    starts.length = kept;
   }
 
   /** Scan for the first position the sink calls a plausible frame start; returns how far `buf` was consumed. */
   private resync(buf: Buffer, off: number, end: number, frame: number, tsSec: number, tsNsec: number): number {
     while (true) {
       const n = Math.min(end - off, this.windowCapacity - this.windowLen);
+      if (off === this.segmentOff && n > 0) this.segmentStarts.push(this.windowLen);
       buf.copy(this.window!, this.windowLen, off, off + n);
       this.windowLen += n;
       off += n;
+      const starts = this.segmentStarts;
       let p = 0;
+      let s = 0;
       for (; p < this.windowLen; p++) {
         const avail = Math.min(this.windowLen - p, SCAN_WINDOW);
-        const verdict = this.sink.plausibleStart(this.window!, p, avail);
+        while (s < starts.length && starts[s]! < p) s++;
+        const verdict = this.sink.plausibleStart(this.window!, p, avail, s < starts.length && starts[s] === p);
         if (verdict === PLAUSIBLE) {
           this.dropWindow(p);
           this.reportResync();
           const rest = Buffer.from(this.window!.subarray(0, this.windowLen));
           this.windowLen = 0;
+          starts.length = 0;
           this.state = SIZE;
           this.sizeHave = 0;
           this.sizeValue = 0;
-          this.data(rest, 0, rest.length, frame, tsSec, tsNsec);
+          // Bytes already seen: no segment starts among them if framing fails again.
+          const segmentOff = this.segmentOff;
+          this.segmentOff = -1;
+          this.consume(rest, 0, rest.length, frame, tsSec, tsNsec);
+          this.segmentOff = segmentOff;
           return off;
         }
         if (verdict === NEED_MORE && avail < SCAN_WINDOW) break;

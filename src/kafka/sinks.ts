@@ -12,8 +12,8 @@ export interface FrameHandlers {
   plausibleRequestStart(buf: Buffer, off: number, len: number): Plausibility;
   responseHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number;
   responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
-  /** Resync of the broker stream: could a response start here? */
-  plausibleResponse(buf: Buffer, off: number, len: number): Plausibility;
+  /** Resync of the broker stream: could a response start here? (`segmentStart`: a TCP segment began here.) */
+  plausibleResponse(buf: Buffer, off: number, len: number, segmentStart: boolean): Plausibility;
   desync(from: 'client' | 'broker', skipped: number, reason: string, frame: number): void;
 }
 
@@ -41,8 +41,8 @@ export class ResponseSink implements FrameSink {
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     this.c.responseEnd(frame, tsSec, tsNsec, complete);
   }
-  plausibleStart(buf: Buffer, off: number, len: number): Plausibility {
-    return this.c.plausibleResponse(buf, off, len);
+  plausibleStart(buf: Buffer, off: number, len: number, segmentStart: boolean): Plausibility {
+    return this.c.plausibleResponse(buf, off, len, segmentStart);
   }
   desync(skipped: number, reason: string, frame: number): void {
     this.c.desync('broker', skipped, reason, frame);

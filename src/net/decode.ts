@@ -250,10 +250,32 @@ function tcp(buf: Buffer, off: number, ipEnd: number, missing: number, out: TcpS
   out.seq = int32(buf, off + 4);
   out.ack = int32(buf, off + 8);
   out.flags = buf[off + 13]!;
+  out.window = u16(buf, off + 14);
+  out.windowScale = out.flags & SYN_FLAG ? windowScale(buf, off + 20, off + headerLen) : -1;
   out.payloadOff = off + headerLen;
   out.payloadLen = ipEnd - out.payloadOff;
   out.missingLen = missing;
   return TCP;
+}
+
+const SYN_FLAG = 0x02;
+
+/** The window scale option's shift among a SYN's options buf[off, end) (RFC 7323 §2.2: kind 3, length 3), else -1. */
+function windowScale(buf: Buffer, off: number, end: number): number {
+  while (off < end) {
+    const kind = buf[off]!;
+    if (kind === 0) return -1; // end of option list
+    if (kind === 1) {
+      off++; // no-operation
+      continue;
+    }
+    if (off + 1 >= end) return -1;
+    const len = buf[off + 1]!;
+    if (len < 2 || off + len > end) return -1;
+    if (kind === 3 && len === 3) return Math.min(buf[off + 2]!, 14); // RFC 7323 §2.3: larger shifts are taken as 14
+    off += len;
+  }
+  return -1;
 }
 
 function u16(buf: Buffer, off: number): number {

@@ -27,6 +27,10 @@ export interface TcpSegment {
   payloadLen: number;
   /** Payload bytes the IP header announces but the capture did not keep (snaplen): a gap after the captured part. */
   missingLen: number;
+  /** The receive window the sender advertises (unscaled, RFC 9293 §3.1); -1 when not decoded from a header. */
+  window: number;
+  /** A SYN's window scale option (RFC 7323 §2.2), else -1. */
+  windowScale: number;
 }
 
 export const TcpFlag = { FIN: 0x01, SYN: 0x02, RST: 0x04, PSH: 0x08, ACK: 0x10 } as const;
@@ -52,6 +56,6 @@ export function newNetStats(): NetStats {
 export function newTcpSegment(): TcpSegment {
   return {
     frame: 0, tsSec: 0, tsNsec: 0, ipVersion: 4, data: Buffer.alloc(0), srcAddrOff: 0, dstAddrOff: 0,
-    srcPort: 0, dstPort: 0, seq: 0, ack: 0, flags: 0, payloadOff: 0, payloadLen: 0, missingLen: 0,
+    srcPort: 0, dstPort: 0, seq: 0, ack: 0, flags: 0, payloadOff: 0, payloadLen: 0, missingLen: 0, window: -1, windowScale: -1,
   };
 }

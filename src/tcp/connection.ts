@@ -91,6 +91,12 @@ export class Conn implements TcpConnection, HalfStreamSink {
     this.handler?.gap(dir, bytes, frame);
   }
 
+  /** Idle: deliver what waits behind holes (as gaps, then the data); the streams stay where they are. */
+  park(): void {
+    this.halves[0].flush();
+    this.halves[1].flush();
+  }
+
   /** Deliver what waits behind holes (as gaps, then the data), then end the handler, once. */
   finish(reason: EndReason): void {
     if (this.ended) return;
@@ -127,20 +133,36 @@ export class Tombstone {
   /** The SYN sequence numbers of A's and B's side, null where the capture did not show one. */
   private isnA: number | null = null;
   private isnB: number | null = null;
+  /** The next sequence number of A's and B's stream, null where no byte of it was seen. */
+  private nextA: number | null = null;
+  private nextB: number | null = null;
+  /** Retired by kcid for idleness rather than closed by its peers. */
+  idle = false;
+  /** An idle connection kept whole (its handler not yet ended), to go on if its bytes do. */
+  parked: Conn | null = null;
   /** Capture second of the close. */
   lastSec = 0;
 
-  /** Becomes the tombstone of `conn`, closed at capture second `sec`. */
-  bury(conn: Conn, sec: number): this {
+  /** Becomes the tombstone of `conn`, closed (or retired when idle) at capture second `sec`. */
+  bury(conn: Conn, sec: number, idle: boolean, parked: Conn | null = null): this {
+    this.parked = parked;
     this.key.copy(conn.key);
-    this.isnA = conn.halves[0].isn;
-    this.isnB = conn.halves[1].isn;
+    const [a, b] = conn.halves;
+    this.isnA = a.isn;
+    this.isnB = b.isn;
+    this.nextA = a.started ? a.next : null;
+    this.nextB = b.started ? b.next : null;
+    this.idle = idle;
     this.lastSec = sec;
     return this;
   }
 
   isn(dir: Direction): number | null {
     return dir === 0 ? this.isnA : this.isnB;
+  }
+
+  next(dir: Direction): number | null {
+    return dir === 0 ? this.nextA : this.nextB;
   }
 }
 

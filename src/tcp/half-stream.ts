@@ -49,6 +49,13 @@ export class HalfStream {
   isn: number | null = null;
   /** FIN processed (or the connection is over): nothing more is delivered. */
   ended = false;
+  /** The receive window this side's sender last advertised for the peer's bytes (unscaled); -1 before any. */
+  window = -1;
+  /** The window scale option of this side's SYN (RFC 7323), -1 without one or before the SYN. */
+  synScale = -1;
+  /** The peer's highest acknowledgement of this stream (valid when ackSeen): the receiver's RCV.NXT. */
+  lastAck = 0;
+  ackSeen = false;
   /** Sorted by sequence, non-overlapping, all after `next` (the first one never at `next`). */
   private chunks: Chunk[] = [];
   private bufferedBytes = 0;
@@ -80,9 +87,11 @@ export class HalfStream {
       return;
     }
     if (!this.started) {
-      // Capture started mid-connection: the first data seen starts the stream.
+      // Capture started mid-connection: the first data seen starts the stream, unless the peer has
+      // already acknowledged past it: then it is old (a keep-alive's byte at RCV.NXT - 1, RFC 9293
+      // §3.8.4, or a retransmission) and the stream starts where the peer's acknowledgement says.
       this.started = true;
-      this.next = seq;
+      this.next = this.ackSeen && seqDiff(this.lastAck, seq) > 0 ? this.lastAck : seq;
     }
     const ahead = seqDiff(seq, this.next);
     if (ahead > 0) {
@@ -102,6 +111,10 @@ export class HalfStream {
    * were received but not captured (Wireshark: "ACKed segment that wasn't captured"): a gap.
    */
   acked(ack: number, frame: number): void {
+    if (!this.ackSeen || seqDiff(ack, this.lastAck) > 0) {
+      this.lastAck = ack;
+      this.ackSeen = true;
+    }
     if (!this.started || this.ended || !this.sink.live) return;
     let acked = seqDiff(ack, this.next);
     if (acked <= 0 || acked > MAX_WINDOW) return;

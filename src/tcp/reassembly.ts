@@ -7,7 +7,7 @@ import { formatAddress } from '../net/address.js';
 import { TcpFlag, type TcpSegment } from '../net/types.js';
 import { Conn, LinkedList, Tombstone, type EndReason } from './connection.js';
 import type { BufferLimits } from './half-stream.js';
-import { seqAdd } from './seq.js';
+import { seqAdd, seqDiff } from './seq.js';
 import { ConnTable } from './table.js';
 import type { ConnectionFactory, Direction, Endpoint, ReassemblyOptions, ReassemblyStats } from './types.js';
 
@@ -36,6 +36,42 @@ export function sourceIsClient(srcPort: number, dstPort: number, kafkaPorts: Rea
   return true;
 }
 
+/**
+ * A segment for an idle-retired connection that carries nothing new: no payload, or a keep-alive's one
+ * old byte (RFC 9293 §3.8.4), or bytes all below the stream's next sequence number; also any bare
+ * FIN or RST. Anything else is the connection going on.
+ */
+function isOld(tombstone: Tombstone, s: TcpSegment, dir: Direction): boolean {
+  const len = s.payloadLen + s.missingLen;
+  if (len === 0) return true;
+  const next = tombstone.next(dir);
+  return next !== null && seqDiff(seqAdd(s.seq, len), next) <= 0;
+}
+
+/** RFC 7323 §2.3: the largest shift; assumed when the SYNs were not seen (the widest window). */
+const MAX_WINDOW_SHIFT = 14;
+
+/**
+ * Would the receiver accept a RST that `dir`'s side sent with sequence number `seq`? RFC 9293
+ * §3.10.7.4: only one in its receive window, [RCV.NXT, RCV.NXT + RCV.WND) (with a zero window only
+ * RCV.NXT itself). kcid knows RCV.NXT from the receiver's acknowledgements (else from the bytes it
+ * saw) and RCV.WND from its last advertisement, scaled as the SYNs agreed (RFC 7323 §2.2); a RST
+ * between RCV.NXT and the bytes in flight is accepted too (the receiver may have got them). When the
+ * capture has shown neither side's numbers, every RST is believed.
+ */
+function resetAcceptable(conn: Conn, dir: Direction, seq: number): boolean {
+  const sender = conn.halves[dir];
+  const receiver = conn.halves[1 - dir]!;
+  if (!sender.started || receiver.window < 0) return true;
+  let shift = MAX_WINDOW_SHIFT;
+  if (sender.synScale >= 0 && receiver.synScale >= 0) shift = receiver.synScale;
+  else if (sender.isn !== null && receiver.isn !== null) shift = 0; // RFC 7323: no scaling unless both SYNs ask
+  const window = Math.max(receiver.window * 2 ** shift, 1);
+  const low = sender.ackSeen ? sender.lastAck : sender.next;
+  const off = seqDiff(seq, low);
+  return off >= 0 && (off < window || seqDiff(seq, sender.next) <= 0);
+}
+
 export class Reassembler {
   readonly stats: ReassemblyStats = {
     connections: 0,
@@ -46,6 +82,7 @@ export class Reassembler {
     retiredConnections: 0,
     ignoredSegments: 0,
     unattachedSegments: 0,
+    ignoredResets: 0,
   };
   private readonly table = new ConnTable();
   /** Live connections, least recently active first. */
@@ -169,9 +206,17 @@ export class Reassembler {
         return;
       }
       half.syn(s.seq);
+      half.synScale = s.windowScale;
       const peer = conn.halves[1 - dir]!;
       if (flags & ACK && !peer.started) peer.syn(seqAdd(s.ack, -1)); // a SYN+ACK acknowledges the peer's ISN + 1
     }
+    if (flags & RST && !resetAcceptable(conn, dir, s.seq)) {
+      // RFC 9293 §3.10.7.4 (RFC 5961 §3.2): a RST outside the receiver's window is dropped; both
+      // peers carry on, and so does kcid. Its ACK field is not believed either.
+      this.stats.ignoredResets++;
+      return;
+    }
+    conn.halves[dir].window = s.window;
     if (conn.ignored) {
       this.onIgnored(conn, s, dir);
       return;
@@ -212,15 +257,40 @@ export class Reassembler {
       this.onNewTuple(s);
       return;
     }
-    // The last ACK of the close, or a late retransmission: no ghost connection.
+    if (tombstone.idle && !isOld(tombstone, s, dir)) {
+      const conn = tombstone.parked;
+      if (conn === null) {
+        // Forgotten already: it goes on as a connection whose start is unseen.
+        this.forget(tombstone);
+        this.onNewTuple(s);
+        return;
+      }
+      // New bytes on a connection retired for idleness: the same connection goes on (same start,
+      // same handler, one connection in the counts).
+      tombstone.parked = null;
+      this.recentlyClosed.remove(tombstone);
+      this.table.replace(tombstone, conn);
+      this.spareTombstones.push(tombstone);
+      if (this.live.size >= this.maxConnections) {
+        this.stats.retiredConnections++;
+        this.retire(this.live.head!, 'evicted');
+      }
+      this.live.push(conn);
+      this.onLive(conn, s, dir);
+      return;
+    }
+    // The last ACK of the close, a late retransmission, a keep-alive: no ghost connection.
     this.stats.unattachedSegments++;
   }
 
-  /** Closed by the peers (FINs or RST): ended, and its tombstone kept in its place for a while. */
+  /**
+   * Closed by the peers (FINs or RST), or retired when idle: ended, and its tombstone kept in its
+   * place for a while (an idle one tells a keep-alive from the connection going on).
+   */
   private close(conn: Conn, reason: EndReason): void {
     conn.finish(reason);
     this.live.remove(conn);
-    const tombstone = (this.spareTombstones.pop() ?? new Tombstone()).bury(conn, this.now);
+    const tombstone = (this.spareTombstones.pop() ?? new Tombstone()).bury(conn, this.now, reason === 'idle');
     this.table.replace(conn, tombstone);
     this.recentlyClosed.push(tombstone);
     if (this.recentlyClosed.size > this.maxRecentlyClosed) this.forget(this.recentlyClosed.head!);
@@ -237,6 +307,29 @@ export class Reassembler {
     this.recentlyClosed.remove(tombstone);
     this.table.remove(tombstone);
     this.spareTombstones.push(tombstone);
+    const parked = tombstone.parked;
+    if (parked !== null) {
+      tombstone.parked = null;
+      parked.finish('idle');
+    }
+  }
+
+  /**
+   * Idle for --idle-timeout: out of the live list, its tombstone in its place, but kept whole for as
+   * long as tombstones are (another timeout, within maxRecentlyClosed): in-sequence bytes after the
+   * pause revive it, and it ends only when forgotten. Not Kafka, it is simply closed.
+   */
+  private park(conn: Conn): void {
+    if (conn.ignored) {
+      this.close(conn, 'idle');
+      return;
+    }
+    conn.park();
+    this.live.remove(conn);
+    const tombstone = (this.spareTombstones.pop() ?? new Tombstone()).bury(conn, this.now, true, conn);
+    this.table.replace(conn, tombstone);
+    this.recentlyClosed.push(tombstone);
+    if (this.recentlyClosed.size > this.maxRecentlyClosed) this.forget(this.recentlyClosed.head!);
   }
 
   /**
@@ -247,7 +340,7 @@ export class Reassembler {
     const before = this.now - this.idleTimeoutSec;
     for (let c = this.live.head; c !== null && c.lastSec < before; c = this.live.head) {
       this.stats.retiredConnections++;
-      this.retire(c, 'idle');
+      this.park(c);
     }
     for (let c = this.recentlyClosed.head; c !== null && c.lastSec < before; c = this.recentlyClosed.head) {
       this.forget(c);

@@ -79,4 +79,6 @@ export interface ReassemblyStats {
    * 4-tuples, late segments of recently closed connections (e.g. the last ACK of a close).
    */
   unattachedSegments: number;
+  /** RSTs outside the receiver's window (RFC 9293 §3.10.7.4), ignored as the peers ignore them. */
+  ignoredResets: number;
 }

@@ -492,8 +492,8 @@ export class TcpConversation {
    * One segment with explicit fields (for retransmissions, odd flags, lost data): seq and ack
    * default to the current ones. Sequence numbers do not advance.
    */
-  raw(from: Side, o: { flags: number | string; seq?: number; ack?: number; payload?: Bytes | string }): Frame {
-    return this.send(from, o.flags, bytes(o.payload ?? new Uint8Array(0)), o.ack, o.seq);
+  raw(from: Side, o: { flags: number | string; seq?: number; ack?: number; payload?: Bytes | string; window?: number; options?: readonly number[] }): Frame {
+    return this.send(from, o.flags, bytes(o.payload ?? new Uint8Array(0)), o.ack, o.seq, { window: o.window, options: o.options });
   }
 
   /** Frames as PacketRefs (Ethernet), numbered from `firstFrame`. */
@@ -514,7 +514,8 @@ export class TcpConversation {
     return out;
   }
 
-  private send(from: Side, flags: number | string, payload: Bytes = new Uint8Array(0), ack?: number, seq?: number): Frame {
+  private send(from: Side, flags: number | string, payload: Bytes = new Uint8Array(0), ack?: number, seq?: number,
+    extra: { window?: number | undefined; options?: readonly number[] | undefined } = {}): Frame {
     const [src, dst] = from === 'client' ? [this.client, this.server] : [this.server, this.client];
     const data = tcpPacket({
       src: src.ip,
@@ -525,6 +526,8 @@ export class TcpConversation {
       ack: ack ?? (from === 'client' ? this.serverSeq : this.clientSeq),
       flags,
       payload,
+      ...(extra.window === undefined ? {} : { window: extra.window }),
+      ...(extra.options === undefined ? {} : { options: extra.options }),
       ...(this.vlan ? { vlan: this.vlan } : {}),
     });
     const frame: Frame = { data, tsSec: this.sec, tsNsec: this.nsec };

@@ -2,6 +2,7 @@
 import { brokerAcceptedInvalid } from './broker-accepted-invalid.js';
 import { brokerAssignedInstanceId } from './broker-assigned-instance-id.js';
 import { clientIdAfterFirst } from './client-id-after-first.js';
+import { clientIdChanged } from './client-id-changed.js';
 import { clientInstanceIdChanged } from './client-instance-id-changed.js';
 import { clientInstanceIdMissing } from './client-instance-id-missing.js';
 import { instanceIdMultipleClientIds } from './instance-id-multiple-client-ids.js';
@@ -70,6 +71,7 @@ export const RULES: readonly Rule[] = [
   unknownErrorCode,
   malformedBody,
   captureTruncated,
+  clientIdChanged,
   // KIP-714's conversation, judged when telemetry is asked for (kcid telemetry, analyze --telemetry).
   telemetryPushWithoutSubscription,
   telemetrySubscriptionIdMismatch,
