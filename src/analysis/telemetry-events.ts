@@ -6,7 +6,7 @@
  * pushes seen at different brokers are judged together.
  */
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
-import { bool, bytesSize, int, list, uuid } from '../kafka/fields.js';
+import { bool, int, list, uuid } from '../kafka/fields.js';
 import { API_KEY } from '../kafka/protocol.js';
 import { isZeroUuid, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
@@ -47,7 +47,7 @@ export class TelemetryCollector {
     const h = r.header;
     const bodyId = nonZero(uuid(b, 'ClientInstanceId'));
     const id = h.clientInstanceId ?? bodyId;
-    const metricsBytes = bytesSize(b, 'Metrics') ?? null;
+    const metricsBytes = r.metricsBytes;
     const event: TelemetryPushEvent = {
       kind: 'push',
       ...this.base(s, r, id === null ? s.telemetryId : uuidToBase64(id)),

@@ -26,8 +26,8 @@ export const REQUEST_FIELDS: ReadonlyMap<number, readonly string[]> = new Map([
   [API_KEY.Produce, ['Acks']],
   [API_KEY.ApiVersions, ['ClientSoftwareName', 'ClientSoftwareVersion']],
   [API_KEY.GetTelemetrySubscriptions, ['ClientInstanceId']],
-  // The Metrics blob is sized, never copied (telemetry-frame.ts keeps it only when telemetry is asked for).
-  [API_KEY.PushTelemetry, ['ClientInstanceId', 'SubscriptionId', 'Terminating', 'CompressionType', 'Metrics']],
+  // Everything before the Metrics blob, which is sized (telemetry-frame.ts), never read here.
+  [API_KEY.PushTelemetry, ['ClientInstanceId', 'SubscriptionId', 'Terminating', 'CompressionType']],
   [API_KEY.ConsumerGroupHeartbeat, GROUP_MEMBER],
   [API_KEY.ShareGroupHeartbeat, GROUP_MEMBER],
   [API_KEY.StreamsGroupHeartbeat, GROUP_MEMBER],

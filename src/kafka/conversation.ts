@@ -9,7 +9,7 @@ import { DecodeError } from './reader.js';
 import { decodeRequestHeader, decodeResponseHeader } from './headers.js';
 import type { RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
-import { keptTelemetryPrefix, pushTelemetryMetrics } from './telemetry-frame.js';
+import { keptTelemetryPrefix, pushTelemetryMetrics, pushTelemetryMetricsSize } from './telemetry-frame.js';
 import { BodyError, decodeBody, readsBody, type DecodedBody } from './bodies.js';
 import { int, str, type Struct } from './fields.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
@@ -345,6 +345,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       bodyComplete,
       bodyError,
       metricsBlob: kept !== null && headLen === size && body !== null ? pushTelemetryMetrics(head, header.headerLength, headLen, apiVersion) : null,
+      metricsBytes: apiKey === API_KEY.PushTelemetry && body !== null ? pushTelemetryMetricsSize(head, header.headerLength, headLen, size, apiVersion) : null,
       // acks=0: the broker sends no response.
       expectsResponse: !(apiKey === API_KEY.Produce && int(body, 'Acks') === 0),
       complete: false,

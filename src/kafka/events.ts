@@ -26,6 +26,8 @@ export interface KafkaRequest {
   bodyError: string | null;
   /** PushTelemetry's Metrics bytes (a copy), when KafkaOptions.keepTelemetryBytes kept this frame whole. */
   metricsBlob: Uint8Array | null;
+  /** PushTelemetry: the Metrics blob's declared size (never copied for this), null when null or unreadable; null for other APIs. */
+  metricsBytes: number | null;
   /** False for Produce with acks=0: the broker sends no response. */
   expectsResponse: boolean;
   /** False when a gap or the end of the capture cut the frame short. */

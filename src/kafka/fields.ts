@@ -39,10 +39,3 @@ export function list(s: Struct | null, name: string): Value[] | null | undefined
 export function struct(v: Value | undefined): Struct | null {
   return v !== null && v !== undefined && typeof v === 'object' && !(v instanceof Uint8Array) && !Array.isArray(v) ? (v as Struct) : null;
 }
-
-/** A bytes field's size (the interpreter never keeps a bytes field's content): null when null on the wire. */
-export function bytesSize(s: Struct | null, name: string): number | null | undefined {
-  const v = s?.[name];
-  if (v === null) return null;
-  return v !== undefined && typeof v === 'object' && 'size' in v && typeof v.size === 'number' ? v.size : undefined;
-}

@@ -22,23 +22,37 @@ export function keptTelemetryPrefix(apiKey: number, headLen: number, size: numbe
   return Math.min(size, Math.max(FIRST_STEP, headLen * 4));
 }
 
-/**
- * PushTelemetry's Metrics bytes, copied out of the frame `buf[start, end)` (the body after its
- * header, whole): v0 ClientInstanceId (16), SubscriptionId (int32), Terminating (bool),
- * CompressionType (int8), then Metrics (compact bytes). Null when Metrics is null or the bytes do
- * not reach its end (the body decoder reports those).
- */
-export function pushTelemetryMetrics(buf: Uint8Array, start: number, end: number, apiVersion: number): Uint8Array | null {
+/** Where PushTelemetry's Metrics blob lies in `buf[start, end)` (the body after its header), or null. */
+function metricsAt(buf: Uint8Array, start: number, end: number, frameEnd: number, apiVersion: number): { at: number; size: number } | null {
   try {
+    // v0 ClientInstanceId (16), SubscriptionId (int32), Terminating (bool), CompressionType (int8),
+    // then Metrics (compact bytes).
     const r = new Reader(buf, start, end);
     if (apiVersion === 0) r.skip(16);
     r.skip(4 + 1 + 1);
     const size = r.compactBytesLength();
-    if (size === null || size > r.remaining) return null;
-    const at = r.pos;
-    // A copy: buf is the framer's prefix buffer, which the next frame reuses (and Buffer#slice is a view).
-    return new Uint8Array(buf.subarray(at, at + size));
+    if (size === null || r.pos + size > frameEnd) return null;
+    return { at: r.pos, size };
   } catch {
     return null;
   }
+}
+
+/**
+ * The size of PushTelemetry's Metrics blob as declared, read from a prefix of the frame (the blob
+ * itself need not be there: it is sized, never copied). Null when Metrics is null, or its length
+ * does not fit the frame (`frameEnd`, the frame's end in `buf` terms) or the prefix.
+ */
+export function pushTelemetryMetricsSize(buf: Uint8Array, start: number, end: number, frameEnd: number, apiVersion: number): number | null {
+  return metricsAt(buf, start, end, frameEnd, apiVersion)?.size ?? null;
+}
+
+/**
+ * PushTelemetry's Metrics bytes, copied out of the frame `buf[start, end)` (the body after its
+ * header, whole). Null when Metrics is null or the bytes do not reach its end.
+ */
+export function pushTelemetryMetrics(buf: Uint8Array, start: number, end: number, apiVersion: number): Uint8Array | null {
+  const m = metricsAt(buf, start, end, end, apiVersion);
+  // A copy: buf is the framer's prefix buffer, which the next frame reuses (and Buffer#slice is a view).
+  return m === null ? null : new Uint8Array(buf.subarray(m.at, m.at + m.size));
 }
