@@ -173,22 +173,22 @@ function reportFrom(summary: CaptureSummary, o: AnalyzeCliOptions, config: Confi
 }
 
 /** Writes the report in the chosen format; the JSON formats are written in pieces as they are made. */
-async function emit(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, out: Out, io: Io): Promise<void> {
+async function emit(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, config: Config, out: Out, io: Io): Promise<void> {
   const write = (s: string) => out.write(s);
   if (o.format === 'json') writeReportJson(report, write);
   else if (o.format === 'summary-json') writeSummaryJson(summary, write);
-  else out.write(await render(report, o, out, io));
+  else out.write(await render(report, o, config, out, io));
 }
 
-async function render(report: Report, o: AnalyzeCliOptions, out: Out, io: Io): Promise<string> {
+async function render(report: Report, o: AnalyzeCliOptions, config: Config, out: Out, io: Io): Promise<string> {
   const format = o.format;
   switch (format) {
     case 'ndjson':
       return (await import('../report/ndjson.js')).renderFindingsNdjson(report);
     case 'junit':
-      return (await import('../report/junit.js')).renderJunit(report);
+      return (await import('../report/junit.js')).renderJunit(report, { failOn: parseFailOn(o.failOn) });
     case 'sarif':
-      return (await import('../report/sarif.js')).renderSarif(report, packageVersion());
+      return (await import('../report/sarif.js')).renderSarif(report, packageVersion(), undefined, severities(config, o));
     case 'markdown':
       return (await import('../report/markdown.js')).renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
     default:
@@ -232,7 +232,7 @@ async function writeReport(summary: CaptureSummary, o: AnalyzeCliOptions, config
   const out = new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
   warnIfEmpty(report, parseFilters(o), io);
-  await emit(report, summary, o, out, io);
+  await emit(report, summary, o, config, out, io);
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
 }
