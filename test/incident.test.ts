@@ -123,13 +123,31 @@ describe('filters', () => {
   it('--client-id, --client, --broker, --api, --since and --until', async () => {
     expect((await findings(['--client-id', 'payments-api'])).findings.map((f) => f.frame)).toEqual([42, 44, 44, 45, 45]);
     expect((await findings(['--client', '10.2.0.28'])).findings.map((f) => f.rule)).toEqual(['client-instance-id-changed', 'client-instance-id-missing', 'malformed-request-header']);
-    const none = await kcid(['analyze', MIX, '--format', 'json', '--client', '10.2.0.28:1']);
-    expect(none.stderr).toBe('kcid: warning: the filters match no Kafka connection\n');
+    const none = await kcid(['analyze', MIX, '--format', 'json', '--client', '10.2.0.28:1', '--allow-empty']);
+    expect(none).toMatchObject({ code: 0, stderr: '' });
     expect((JSON.parse(none.stdout) as { findings: unknown[] }).findings).toEqual([]);
     expect((await findings(['--broker', '10.1.0.13:9092'])).summary.connections).toBe(3);
     expect((await findings(['--api', 'PushTelemetry,68'])).findings.map((f) => f.rule)).toEqual(['telemetry-id-mismatch', 'member-id-mismatch']);
     expect((await findings(['--since', '6ms'])).findings.map((f) => f.frame)).toEqual([62, 69, 76, 78, 80, 84, 85]);
     expect((await findings(['--until', '2025-12-01T00:00:00.004500Z'])).findings.map((f) => f.frame)).toEqual([42, 44, 44, 45, 45]);
+  });
+
+  it('filters that match nothing exit 2 with the filters named, unless --allow-empty', async () => {
+    const message = (filters: string) => `kcid: the filters match no Kafka connection (${filters}); give --allow-empty if that is expected\n`;
+    for (const [command, extra] of [
+      ['analyze', ['--format', 'json']],
+      ['analyze', ['--format', 'junit', '--fail-on', 'none']],
+      ['clients', []],
+      ['requests', ['--format', 'ndjson']],
+    ] as const) {
+      const typo = await kcid([command, MIX, ...extra, '--broker', 'nothost']);
+      expect(typo).toMatchObject({ code: 2, stderr: message('--broker nothost') });
+      expect(await kcid([command, MIX, ...extra, '--client-id', 'nobody', '--api', 'Produce'])).toMatchObject({ code: 2, stderr: message('--client-id nobody --api Produce') });
+      expect(await kcid([command, MIX, ...extra, '--broker', 'nothost', '--allow-empty'])).toMatchObject({ code: 0, stderr: '' });
+    }
+    // Filters that match something: the usual exit codes.
+    expect((await kcid(['analyze', MIX, '--format', 'json', '--broker', '10.1.0.13'])).code).toBe(1);
+    expect((await kcid(['requests', MIX, '--format', 'ndjson', '--broker', '10.1.0.13'])).code).toBe(0);
   });
 
   it('bad filter values are one-line usage errors', async () => {

@@ -23,6 +23,7 @@ import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '..
 import type { CaptureSummary, Finding } from '../analysis/types.js';
 import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../base/json-text.js';
+import { sanitize } from '../base/sanitize.js';
 import { RequestRows, requestNdjson, requestTableHeader, requestTableRow, type RequestRow } from '../report/requests.js';
 import type { Style } from '../report/style.js';
 import { apiLabel } from '../kafka/messages.js';
@@ -49,6 +50,7 @@ export interface CommonCliOptions {
   api?: string;
   since?: string;
   until?: string;
+  allowEmpty?: boolean;
 }
 
 export interface AnalyzeCliOptions extends CommonCliOptions {
@@ -111,9 +113,28 @@ function checkInputs(files: readonly string[], what: string): void {
   }
 }
 
-/** Filters that match nothing are legal, but a CI gate that checks nothing should say so. */
-function warnIfEmpty(report: Report, filters: Filters, io: Io): void {
-  if (hasFilters(filters) && report.connections.length === 0) io.stderr.write('kcid: warning: the filters match no Kafka connection\n');
+/** The filter options given, as typed: "--broker nothost --api Produce". */
+function filterText(o: Partial<CommonCliOptions>): string {
+  const names: [keyof CommonCliOptions, string][] = [
+    ['instance', '--instance'],
+    ['clientId', '--client-id'],
+    ['client', '--client'],
+    ['broker', '--broker'],
+    ['api', '--api'],
+    ['since', '--since'],
+    ['until', '--until'],
+  ];
+  return names.flatMap(([key, flag]) => (o[key] === undefined ? [] : [`${flag} ${sanitize(String(o[key]))}`])).join(' ');
+}
+
+/**
+ * Filters that match nothing usually mean a typo, and a CI gate that checks nothing must not pass:
+ * exit 2 with the filters named, unless --allow-empty says an empty match is expected (as eslint
+ * refuses patterns that match no file unless told otherwise).
+ */
+function checkNotEmpty(matched: boolean, o: Partial<CommonCliOptions>, filters: Filters): void {
+  if (matched || !hasFilters(filters) || o.allowEmpty === true) return;
+  throw new UsageError(`the filters match no Kafka connection (${filterText(o)}); give --allow-empty if that is expected`);
 }
 
 /** Was this option given on the command line (rather than left at its default)? */
@@ -231,7 +252,7 @@ export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io
 async function writeReport(summary: CaptureSummary, o: AnalyzeCliOptions, config: Config, failOn: FailOn, io: Io): Promise<number> {
   const out = new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
-  warnIfEmpty(report, parseFilters(o), io);
+  checkNotEmpty(report.connections.length > 0, o, parseFilters(o));
   await emit(report, summary, o, config, out, io);
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
@@ -276,6 +297,7 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   }
   const summary = mergeResults([result]);
   const report = reportFrom(summary, o, config);
+  checkNotEmpty(report.connections.length > 0, o, filters);
   const crossRules = new Set(REPORT_RULES.map((r) => r.id));
   for (const f of report.findings) if (crossRules.has(f.rule)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style));
   if (o.format === 'ndjson') {
@@ -313,6 +335,7 @@ export async function requestsCommand(
   const opts: AnalyzeOptions = { ...captureOptions(o, progress), ...(follow ? { signal: controller.signal } : {}) };
   const out = new Out(io.stdout, o.output, follow);
   const multiple = captures.length > 1;
+  let kept = 0;
   if (o.format === 'table') out.write(requestTableHeader());
   try {
     for (const [i, file] of captures.entries()) {
@@ -320,6 +343,7 @@ export async function requestsCommand(
       const keep = rowPredicate(filters, () => startUs);
       const rows = new RequestRows(i, (row, s, us) => {
         if (!keep(row, s.clientIds, us)) return;
+        kept++;
         out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
       });
       rows.captureStart = (us: number) => {
@@ -334,6 +358,7 @@ export async function requestsCommand(
     stopListening();
   }
   out.close();
+  checkNotEmpty(kept > 0, o, filters);
   return EXIT_CLEAN;
 }
 
@@ -359,6 +384,7 @@ export async function clientsCommand(
     const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
     progress?.done();
     const report = filterReport(buildReport(summary, { severities: severities(config, o) }), others);
+    checkNotEmpty(report.connections.length > 0, o, others);
     out.write(o.format === 'json' ? renderClientsJson(report) : renderClientsTable(report, style, tableWidth(out)));
     out.close();
     return EXIT_CLEAN;

@@ -38,7 +38,8 @@ function addCaptureOptions(cmd: Command): Command {
     .option('--broker <host[:port]>', 'only this broker address')
     .option('--api <apis>', 'only these APIs, e.g. Produce,Fetch (names or keys)')
     .option('--since <time>', 'only from this time: ISO 8601, or an offset from the capture start such as 90s or 5m')
-    .option('--until <time>', 'only up to this time (same forms as --since)');
+    .option('--until <time>', 'only up to this time (same forms as --since)')
+    .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)');
 }
 
 /** Options shared by the commands that produce a report (analyze, merge). */
@@ -124,6 +125,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--api <apis>', 'only these APIs')
     .option('--since <time>', 'only from this time')
     .option('--until <time>', 'only up to this time')
+    .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
     .action(async (files: string[], o: AnalyzeCliOptions, cmd: Command) => {
       exitCode = await mergeCommand(files, o, io, givenOnCli(cmd));
     });
