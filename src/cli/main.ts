@@ -48,7 +48,7 @@ function addReportOptions(cmd: Command, formats: readonly string[]): Command {
     .addOption(new Option('-f, --format <format>', 'output format').choices(formats).default('table'))
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at least this severe').choices(['error', 'warning', 'info', 'none']).default('error'))
     .option('--rule <rule=severity>', 'set a rule\'s severity (error, warning, info or off); repeatable', collect)
-    .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+    .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
     .option('--baseline <file>', 'report only findings not recorded in this baseline')
     .option('--write-baseline <file>', "record this run's findings as the baseline")
     .option('-o, --output <file>', 'write the report to this file instead of stdout');
@@ -105,7 +105,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
-      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+      .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
   ).action(async (captures: string[], o: CommonCliOptions & { format: string; rule?: string[]; config?: string; output?: string }, cmd: Command) => {
     exitCode = await clientsCommand(captures, o, io, givenOnCli(cmd));
