@@ -5,6 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runKcid, type CliResult as Result } from './helpers.js';
 import { tmpDir, tmpFile } from './builder/capture.js';
@@ -214,6 +215,31 @@ describe('kcid analyze', () => {
     expect(r.stdout).not.toMatch(/\x1b\[/);
     expect((await kcid(['analyze', MIX], { tty: true, env: { NO_COLOR: '1' } })).stdout).not.toMatch(/\x1b\[/);
     expect((await kcid(['analyze', MIX], { tty: true, env: {} })).stdout).toMatch(/\x1b\[31m\x1b\[1merror/);
+  });
+
+  it('--color, --no-color and FORCE_COLOR as chalk honours them; NO_COLOR as before', async () => {
+    const colored = (r: { stdout: string }) => /\x1b\[31m\x1b\[1merror/.test(r.stdout);
+    // Into a pipe: no colour, unless asked.
+    expect(colored(await kcid(['analyze', MIX]))).toBe(false);
+    expect(colored(await kcid(['analyze', MIX, '--color']))).toBe(true);
+    expect(colored(await kcid(['--color', 'analyze', MIX]))).toBe(true);
+    expect(colored(await kcid(['analyze', MIX], { env: { FORCE_COLOR: '1' } }))).toBe(true);
+    expect(colored(await kcid(['analyze', MIX], { env: { FORCE_COLOR: '' } }))).toBe(true);
+    // On a terminal: colour, unless told otherwise.
+    expect(colored(await kcid(['analyze', MIX], { tty: true }))).toBe(true);
+    expect(colored(await kcid(['analyze', MIX, '--no-color'], { tty: true }))).toBe(false);
+    expect(colored(await kcid(['analyze', MIX], { tty: true, env: { FORCE_COLOR: '0' } }))).toBe(false);
+    expect(colored(await kcid(['analyze', MIX], { tty: true, env: { FORCE_COLOR: 'false' } }))).toBe(false);
+    expect(colored(await kcid(['analyze', MIX], { tty: true, env: { NO_COLOR: '1', FORCE_COLOR: '1' } }))).toBe(false);
+    // The flag wins over the environment.
+    expect(colored(await kcid(['analyze', MIX, '--color'], { env: { NO_COLOR: '1' } }))).toBe(true);
+    expect(colored(await kcid(['analyze', MIX, '--no-color'], { tty: true, env: { FORCE_COLOR: '3' } }))).toBe(false);
+    // --output FILE: only with --color.
+    const file = join(tmpDir(), 'report.txt');
+    await kcid(['analyze', MIX, '--output', file], { env: { FORCE_COLOR: '1' } });
+    expect(readFileSync(file, 'utf8')).not.toMatch(/\x1b\[/);
+    await kcid(['analyze', MIX, '--output', file, '--color']);
+    expect(readFileSync(file, 'utf8')).toMatch(/\x1b\[31m\x1b\[1merror/);
   });
 
   it('on a narrow terminal the instances table drops its least needed columns and says which, findings become a list', async () => {

@@ -168,7 +168,8 @@ function tableWidth(out: Out): number {
  */
 async function styleFor(out: Out, io: Io): Promise<Style> {
   const { makeStyle, wantsColor } = await import('../report/style.js');
-  return makeStyle(out.isTTY && wantsColor({ isTTY: true }, io.env));
+  // --output FILE is never coloured unless --color asks.
+  return makeStyle(wantsColor({ isTTY: out.isTTY }, io.env, io.color) && (out.isTTY || io.color === true || !out.toFile));
 }
 
 /** From merged summary to the report shown: severities, baseline, filters. */

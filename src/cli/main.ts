@@ -67,6 +67,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const program = new Command('kcid')
     .description('Analyse Apache Kafka wire traffic in pcap/pcapng captures: client instance IDs (KIP-1313) and the rules around them.')
     .version(packageVersion(), '-V, --version')
+    .option('--color', 'colour the output even when it is not a terminal (as FORCE_COLOR=1)')
+    .option('--no-color', 'no colour (as NO_COLOR=1)')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -137,6 +139,12 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .action((id: string | undefined) => {
       exitCode = rulesCommand(id, io);
     });
+
+  // --color/--no-color may come before or after the command: read once the command line is parsed.
+  program.hook('preAction', () => {
+    const color = program.opts<{ color?: boolean }>().color;
+    if (color !== undefined) io = { ...io, color };
+  });
 
   try {
     await program.parseAsync(argv, { from: 'user' });

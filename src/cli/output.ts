@@ -72,6 +72,11 @@ export class Out {
     return !this.ownsFd && this.stream.isTTY === true;
   }
 
+  /** Output goes to --output's file. */
+  get toFile(): boolean {
+    return this.ownsFd;
+  }
+
   get columns(): number | undefined {
     return this.ownsFd ? undefined : this.stream.columns;
   }
