@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { runKcid, type CliResult as Result } from './helpers.js';
 import { tmpDir, tmpFile } from './builder/capture.js';
 import { MIX_IDS } from './fixtures/kip1313-mix.js';
+import { RULES } from '../src/analysis/rules/index.js';
 import { floodCapture } from '../scripts/fuzz/flood.js';
 
 const MIX = 'fixtures/kip1313-mix.pcapng';
@@ -331,6 +332,39 @@ describe('kcid rules', () => {
     const one = await kcid(['rules', 'member-id-mismatch']);
     expect(one.stdout).toContain('member-id-mismatch (warning)');
     expect(one.stdout).toContain('Spec: KIP-1313: "the client SHOULD use the same UUID');
+  });
+
+  it('fits the terminal: at 80 columns each summary wraps under its column, at a word boundary', async () => {
+    const at80 = (await kcid(['rules'], { tty: true, columns: 80 })).stdout;
+    const lines = at80.trimEnd().split('\n');
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(80);
+    expect(lines.slice(0, 4)).toEqual([
+      'zero-client-instance-id           error    A request header carries the zero',
+      '                                           UUID as its ClientInstanceId (tag 0).',
+      'client-instance-id-changed        error    On one connection, a request header',
+      '                                           ClientInstanceId differs from the one',
+    ]);
+    // Every word of every summary is there, in order.
+    expect(at80.replace(/\s+/g, ' ')).toBe((await kcid(['rules'])).stdout.replace(/\s+/g, ' '));
+    const at200 = (await kcid(['rules'], { tty: true, columns: 200 })).stdout;
+    expect(at200).toBe((await kcid(['rules'])).stdout);
+    // Too narrow for a summary column: the summary goes under its rule.
+    expect((await kcid(['rules'], { tty: true, columns: 60 })).stdout.split('\n').slice(0, 3)).toEqual([
+      'zero-client-instance-id  error',
+      '    A request header carries the zero UUID as its',
+      '    ClientInstanceId (tag 0).',
+    ]);
+    const one = (await kcid(['rules', 'member-id-mismatch'], { tty: true, columns: 80 })).stdout;
+    expect(Math.max(...one.split('\n').map((l) => l.length))).toBeLessThanOrEqual(80);
+    expect(one.replace(/\s+/g, ' ')).toBe((await kcid(['rules', 'member-id-mismatch'])).stdout.replace(/\s+/g, ' '));
+  });
+
+  it('--format json: id, severity, summary, explanation and spec text of every rule, or of one', async () => {
+    const all = JSON.parse((await kcid(['rules', '--format', 'json'])).stdout) as Record<string, string>[];
+    expect(all.map((r) => r.id)).toEqual(RULES.map((r) => r.id));
+    expect(all[9]).toEqual({ id: 'member-id-mismatch', severity: 'warning', summary: RULES[9]!.summary, explanation: RULES[9]!.explanation, spec: RULES[9]!.spec });
+    expect(JSON.parse((await kcid(['rules', 'member-id-mismatch', '--format', 'json'])).stdout)).toEqual(all[9]);
+    expect(await kcid(['rules', 'nope', '--format', 'json'])).toMatchObject({ code: 2, stdout: '', stderr: "kcid: unknown rule 'nope' (see 'kcid rules' for the list)\n" });
   });
 });
 

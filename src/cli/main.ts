@@ -10,6 +10,8 @@ import { FilterError } from '../analysis/filters.js';
 import { SummaryError } from '../analysis/summary-io.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
 import { DEFAULT_KAFKA_PORT } from '../analysis/run.js';
+import { safeJson } from '../base/json-text.js';
+import { wrap } from '../report/wrap.js';
 import { analyzeCommand, clientsCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions } from './commands.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
@@ -136,8 +138,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .command('rules')
     .description('List the rules, or explain one')
     .argument('[rule]', 'a rule id')
-    .action((id: string | undefined) => {
-      exitCode = rulesCommand(id, io);
+    .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action((id: string | undefined, o: { format: string }) => {
+      exitCode = rulesCommand(id, o.format, io);
     });
 
   // --color/--no-color may come before or after the command: read once the command line is parsed.
@@ -170,15 +173,37 @@ export async function run(argv: string[], io: Io): Promise<number> {
   }
 }
 
-function rulesCommand(id: string | undefined, io: Io): number {
+/** A rule as `kcid rules --format json` prints it. */
+const ruleJson = (r: (typeof RULES)[number]) => ({ id: r.id, severity: r.severity, summary: r.summary, explanation: r.explanation, spec: r.spec });
+
+function rulesCommand(id: string | undefined, format: string, io: Io): number {
+  if (format === 'json') {
+    const r = id === undefined ? undefined : ruleById(id);
+    if (id !== undefined && r === undefined) throw new UsageError(`unknown rule '${id}' (see 'kcid rules' for the list)`);
+    io.stdout.write(`${safeJson(r === undefined ? RULES.map(ruleJson) : ruleJson(r), 2)}\n`);
+    return EXIT_CLEAN;
+  }
+  const width = io.stdout.isTTY === true ? (io.stdout.columns ?? 80) : Infinity;
   if (id === undefined) {
-    const width = Math.max(...RULES.map((r) => r.id.length));
-    for (const r of RULES) io.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.summary}\n`);
+    // On a terminal each summary wraps under its column (under the rule on a very narrow one); into a pipe, one line each.
+    const idWidth = Math.max(...RULES.map((r) => r.id.length));
+    const indent = idWidth + 2 + 7 + 2;
+    for (const r of RULES) {
+      const head = `${r.id.padEnd(idWidth)}  ${r.severity.padEnd(7)}  `;
+      if (width - indent >= 30) {
+        io.stdout.write(`${wrap(r.summary, width - indent).map((l, i) => (i === 0 ? head : ' '.repeat(indent)) + l).join('\n')}\n`);
+      } else {
+        io.stdout.write(`${r.id}  ${r.severity}\n${wrap(r.summary, Math.max(20, width - 4)).map((l) => `    ${l}`).join('\n')}\n`);
+      }
+    }
     return EXIT_CLEAN;
   }
   const r = ruleById(id);
   if (r === undefined) throw new UsageError(`unknown rule '${id}' (see 'kcid rules' for the list)`);
-  io.stdout.write(`${r.id} (${r.severity})\n\n${r.summary}\n\n${r.explanation}\n\nSpec: ${r.spec}\n`);
+  const text = `${r.id} (${r.severity})\n\n${r.summary}\n\n${r.explanation}\n\nSpec: ${r.spec}`;
+  // On a terminal, paragraphs wrap at spaces to its width rather than mid-word by the terminal.
+  const fit = (line: string) => (width === Infinity ? line : wrap(line, width).join('\n'));
+  io.stdout.write(`${text.split('\n').map(fit).join('\n')}\n`);
   return EXIT_CLEAN;
 }
 

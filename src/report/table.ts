@@ -6,6 +6,7 @@ import { apiLabel } from '../kafka/messages.js';
 import { sanitize } from '../base/sanitize.js';
 import type { Style } from './style.js';
 import { isoMicros } from '../base/time.js';
+import { wrap } from './wrap.js';
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
 
@@ -164,22 +165,6 @@ function findingsList(report: Report, style: Style, width: number): string {
     lines.push(...wrap(f.message, Math.max(20, width - indent.length)).map((l) => indent + l));
   }
   return lines.join('\n');
-}
-
-/** `text` in lines of at most `width` characters, broken at spaces (a longer word gets a line of its own). */
-function wrap(text: string, width: number): string[] {
-  const out: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      out.push(line);
-      line = word;
-    } else {
-      line = line === '' ? word : `${line} ${word}`;
-    }
-  }
-  out.push(line);
-  return out;
 }
 
 /**
