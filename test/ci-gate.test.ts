@@ -66,6 +66,9 @@ describe('baseline', () => {
     const table = await kcid(['analyze', MIX, '--baseline', baseline]);
     expect(table.stdout.split('\n')[0]).toMatch(/16 suppressed by the baseline$/);
     expect((await kcid(['analyze', MIX, '--baseline', join(dir, 'nope.json')])).stderr).toBe(`kcid: cannot read --baseline ${join(dir, 'nope.json')}: no such file\n`);
+    // The same words as --output for a folder that is not there.
+    expect(await kcid(['analyze', MIX, '--write-baseline', '/nonexistent/b.json'])).toMatchObject({ code: 2, stderr: 'kcid: cannot write --write-baseline /nonexistent/b.json: no such folder\n' });
+    expect(await kcid(['analyze', MIX, '--write-baseline', dir])).toMatchObject({ code: 2, stderr: `kcid: cannot write --write-baseline ${dir}: is a directory\n` });
   });
 });
 

@@ -15,6 +15,7 @@ import {
   rowPredicate,
   type Filters,
 } from '../analysis/filters.js';
+import { pcapMagic } from '../capture/pcap.js';
 import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
 import { REPORT_RULES } from '../analysis/rules/index.js';
@@ -30,7 +31,7 @@ import { apiLabel } from '../kafka/messages.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
 import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
-import { Out } from './output.js';
+import { Out, writeProblem } from './output.js';
 import { Progress } from './progress.js';
 
 export interface CommonCliOptions {
@@ -179,7 +180,7 @@ function reportFrom(summary: CaptureSummary, o: AnalyzeCliOptions, config: Confi
     try {
       writeFileSync(o.writeBaseline, writeBaseline(report));
     } catch (e) {
-      throw new UsageError(`cannot write --write-baseline ${o.writeBaseline}: ${(e as Error).message}`);
+      throw new UsageError(`cannot write --write-baseline ${o.writeBaseline}: ${writeProblem(e)}`);
     }
   }
   if (o.baseline !== undefined) {
@@ -237,16 +238,28 @@ export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io
   const failOn = parseFailOn(o.failOn);
   checkInputs(files, 'summary');
   const parts = files.map((file) => {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = readFileSync(file, 'utf8');
+      bytes = readFileSync(file);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       throw new SummaryError(`${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${(e as Error).message}`}`);
     }
-    return parseSummary(text, file);
+    const capture = captureKind(bytes);
+    if (capture !== null) {
+      throw new SummaryError(`${file}: is a ${capture} capture, not a summary (analyse it with 'kcid analyze', or make a summary with 'kcid analyze ${file} --format summary-json')`);
+    }
+    return parseSummary(bytes.toString('utf8'), file);
   });
   return writeReport(mergeSummaries(parts), o, config, failOn, io);
+}
+
+/** "pcap", "pcapng" or "gzip" when the bytes start like one (summaries are JSON), else null. */
+function captureKind(bytes: Buffer): string | null {
+  if (bytes.length < 4) return null;
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return 'gzip';
+  if (bytes.readUInt32BE(0) === 0x0a0d0d0a) return 'pcapng';
+  return pcapMagic(bytes) === null ? null : 'pcap';
 }
 
 /** From the merged summary (of captures, or of summary files) to the report written, and the exit code. */
