@@ -369,7 +369,7 @@ describe('floods (scaled down from `npm run fuzz -- flood`)', () => {
     expect((await kcid(['analyze', file, '--max-findings', '1', '--rule', 'zero-client-instance-id=warning', '--fail-on', 'warning'])).code).toBe(1);
     const table = await kcid(['analyze', file, '--max-findings', '10', '--max-connection-summaries', '100']);
     expect(table.out.split('\n')[0]).toBe(
-      '1 capture, 300 packets, 300 Kafka connections (port 9092), 300 requests, 1 client instance: 300 errors, 0 warnings, 0 notes (200 connections and 290 findings counted, not listed: see the notes)',
+      '1 capture, 300 packets, 300 Kafka connections (port 9092), 300 requests, 1 client instance: 300 errors, 0 warnings, 0 notes (200 connections and 290 findings counted, not listed: see the capture notes); 2 capture notes',
     );
     expect((await kcid(['analyze', file, '--max-findings', '0'])).err).toBe("kcid: invalid --max-findings '0' (expected a whole number from 1 to 100,000,000)\n");
   });

@@ -3,7 +3,7 @@
  * run() in-process with a fake Io; a few spawn bin/kcid to check the real process (stdin, exit code).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -216,6 +216,15 @@ describe('kcid analyze', () => {
     expect(r.stdout).not.toMatch(/\x1b\[/);
     expect((await kcid(['analyze', MIX], { tty: true, env: { NO_COLOR: '1' } })).stdout).not.toMatch(/\x1b\[/);
     expect((await kcid(['analyze', MIX], { tty: true, env: {} })).stdout).toMatch(/\x1b\[31m\x1b\[1merror/);
+  });
+
+  const GO_SNIFFER = '../shared/captures/public/40t__go-sniffer/kafka.pcap';
+  it.skipIf(!existsSync(GO_SNIFFER))('counts notes on the captures apart from info findings, so "0 notes" is never followed by a note', async () => {
+    const lines = (await kcid(['analyze', GO_SNIFFER])).stdout.split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      '1 capture, 20 packets, 2 Kafka connections (port 9092), 2 requests, 1 client instance: 0 errors, 0 warnings, 0 notes; 1 capture note',
+      `capture note: ${GO_SNIFFER}: 20 records have a captured length larger than their original length (a writer bug; e.g. some Linux cooked captures write incl_len = orig_len + 16): their original length is taken to be the captured length`,
+    ]);
   });
 
   it('--color, --no-color and FORCE_COLOR as chalk honours them; NO_COLOR as before', async () => {

@@ -21,16 +21,26 @@ export function summaryLine(report: Report): string {
     `, ${plural(report.counts.requests, 'request')}, ${plural(report.counts.instances, 'client instance')}: ` +
     `${plural(f.error, 'error')}, ${plural(f.warning, 'warning')}, ${plural(f.info, 'note')}` +
     (report.suppressed ? `, ${report.suppressed.toLocaleString('en-US')} suppressed by the baseline` : '') +
-    notListedText(report)
+    notListedText(report) +
+    captureNotesText(report)
   );
 }
 
-/** " (12 connections and 3,000 findings counted, not listed: see the notes)", or nothing. */
+/**
+ * "; 1 capture note": notes about reading the inputs (not findings: the "notes" before counted
+ * info findings), named apart so the counts agree with the lines that follow.
+ */
+function captureNotesText(report: Report): string {
+  const n = report.inputs.reduce((sum, i) => sum + i.notes.length, 0);
+  return n === 0 ? '' : `; ${plural(n, 'capture note')}`;
+}
+
+/** " (12 connections and 3,000 findings counted, not listed: see the capture notes)", or nothing. */
 function notListedText(report: Report): string {
   const n = report.notListed;
   if (n === undefined) return '';
   const parts = [n.connections > 0 ? plural(n.connections, 'connection') : '', n.findings > 0 ? plural(n.findings, 'finding') : ''].filter((p) => p !== '');
-  return ` (${parts.join(' and ')} counted, not listed: see the notes)`;
+  return ` (${parts.join(' and ')} counted, not listed: see the capture notes)`;
 }
 
 function table(head: string[], style: Style, colWidths?: (number | null)[]): Table.Table {
@@ -205,7 +215,7 @@ function rowsTable(head: string[], style: Style, rows: readonly string[][], colW
 /** `width`: the terminal's columns (a fixed 200 when not a terminal, so files and CI logs are stable). */
 export function renderTable(report: Report, style: Style, width = 200): string {
   const parts = [summaryLine(report)];
-  for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(`note: ${input.file}: ${sanitize(note)}`));
+  for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(`capture note: ${sanitize(input.file)}: ${sanitize(note)}`));
   parts.push('', style.bold('Client instances'), renderInstances(report, style, width), '', style.bold('Findings'), renderFindings(report, style, width));
   return `${parts.join('\n')}\n`;
 }
