@@ -319,6 +319,7 @@ describe('kcid requests', () => {
       otherTags: [],
       responseFrame: 5,
       errorCode: 0,
+      errorName: 'NONE (0)',
       latencyMs: 0.1,
       input: 0,
     });

@@ -115,7 +115,7 @@ export function renderClientDetail(report: Report, inst: InstanceModel, rows: re
   lines.push('', style.bold('Timeline'));
   const tl = new Table({ head: ['Time', 'Frame', 'Broker', 'API', 'Corr', 'Response', 'Error', 'ms'].map((h) => style.bold(h)), style: { head: [], border: [], compact: true } });
   for (const r of rows) {
-    tl.push([r.time.slice(11, 26), multi ? `${r.input + 1}:${r.frame}` : String(r.frame), r.broker, `${r.apiName} v${r.apiVersion}`, String(r.correlationId), r.responseFrame === null ? '-' : String(r.responseFrame), r.errorCode === null ? '-' : String(r.errorCode), r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)]);
+    tl.push([r.time.slice(11, 26), multi ? `${r.input + 1}:${r.frame}` : String(r.frame), r.broker, `${r.apiName} v${r.apiVersion}`, String(r.correlationId), r.responseFrame === null ? '-' : String(r.responseFrame), r.errorName ?? '-', r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)]);
   }
   lines.push(rows.length === 0 ? 'No requests.' : tl.toString());
   if (truncated) lines.push(style.dim('(timeline cut at its first requests; narrow it with --since/--until or --broker)'));

@@ -9,6 +9,7 @@ import type { RequestObserver } from '../analysis/analyzer.js';
 import type { ConnState } from '../analysis/connection-state.js';
 import type { KafkaRequest, KafkaResponse } from '../kafka/conversation.js';
 import { apiName } from '../kafka/apis.js';
+import { errorLabel } from '../kafka/error-label.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
 import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
@@ -29,6 +30,8 @@ export interface RequestRow {
   otherTags: { tag: number; size: number }[];
   responseFrame: number | null;
   errorCode: number | null;
+  /** The error code's name and number, `UNSUPPORTED_VERSION (35)` (errorLabel). */
+  errorName: string | null;
   latencyMs: number | null;
   /** Which input the frame numbers refer to (0-based). */
   input: number;
@@ -97,6 +100,7 @@ export class RequestRows implements RequestObserver {
         otherTags: h.otherTags.map((t) => ({ tag: t.tag, size: t.size })),
         responseFrame: null,
         errorCode: null,
+        errorName: null,
         latencyMs: null,
         input: this.input,
       },
@@ -116,6 +120,7 @@ export class RequestRows implements RequestObserver {
     if (p === undefined) return;
     p.row.responseFrame = r.frame;
     p.row.errorCode = r.errorCode;
+    p.row.errorName = r.errorCode === null ? null : errorLabel(r.errorCode);
     p.row.latencyMs = Math.round(toMicros(r.tsSec, r.tsNsec) - p.us) / 1000;
     p.ready = true;
     this.drain(p.us);
@@ -204,7 +209,7 @@ export function requestTableRow(row: RequestRow, multipleInputs: boolean): strin
     row.clientId === null ? '(null)' : sanitize(row.clientId),
     row.clientInstanceId ?? '-',
     row.responseFrame === null ? '-' : String(row.responseFrame),
-    row.errorCode === null ? '-' : String(row.errorCode),
+    row.errorName ?? '-',
     row.latencyMs === null ? '-' : row.latencyMs.toFixed(3),
   ])}\n`;
 }

@@ -1,4 +1,5 @@
 import { API } from '../../kafka/messages.js';
+import { errorLabel } from '../../kafka/error-label.js';
 import { isZeroBodyWithHeader } from './telemetry-zero-id-with-header.js';
 import { bodyIdMismatch } from './telemetry-id-mismatch.js';
 import type { ConnectionRule } from './rule.js';
@@ -10,7 +11,7 @@ export const brokerAcceptedInvalid: ConnectionRule = {
   kind: 'connection',
   id: 'broker-accepted-invalid',
   severity: 'error',
-  summary: 'The broker answered an invalid GetTelemetrySubscriptions v0 with error code 0 instead of INVALID_REQUEST (42).',
+  summary: 'The broker answered an invalid GetTelemetrySubscriptions v0 with NONE (0) instead of INVALID_REQUEST (42).',
   explanation:
     'Under KIP-1313 a GetTelemetrySubscriptions v0 request whose header carries a ClientInstanceId must carry ' +
     'the same ID in its body: a zero body ID (asking for a new one) or a different one is not allowed, and ' +
@@ -28,7 +29,7 @@ export const brokerAcceptedInvalid: ConnectionRule = {
         ? 'a body ClientInstanceId that differs from the header ID'
         : null;
     if (why !== null) {
-      report({ message: `broker answered GetTelemetrySubscriptions v0 with ${why} (frame ${q.frame}) with error code 0, not INVALID_REQUEST (${INVALID_REQUEST})` });
+      report({ message: `broker answered GetTelemetrySubscriptions v0 with ${why} (frame ${q.frame}) with error code 0, not ${errorLabel(INVALID_REQUEST)}` });
     }
   },
 };
