@@ -321,7 +321,8 @@ describe('kcid requests', () => {
       errorCode: 0,
       errorName: 'NONE (0)',
       latencyMs: 0.1,
-      input: 0,
+      input: 1,
+      requestCaptured: true,
     });
     expect(lines.map((l) => l.frame)).toEqual([...lines.map((l) => l.frame as number)].sort((a, b) => a - b));
   });
@@ -329,8 +330,10 @@ describe('kcid requests', () => {
   it('prints a readable table by default', async () => {
     const r = await kcid(['requests', KCAT]);
     const rows = r.stdout.trimEnd().split('\n');
-    expect(rows[0]).toMatch(/^ {2}Frame {2}Time {13}Client -> Broker/);
-    expect(rows).toHaveLength(13);
+    expect(rows[0]).toMatch(/^ {2}Frame {2}Time {22}Client -> Broker/);
+    expect(rows[1]).toMatch(/^ {6}\d  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  /);
+    expect(rows).toHaveLength(14);
+    expect(rows.at(-1)).toBe('12 requests');
   });
 });
 

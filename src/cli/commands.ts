@@ -25,7 +25,8 @@ import type { CaptureSummary, Finding } from '../analysis/types.js';
 import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
-import { RequestRows, requestNdjson, requestTableHeader, requestTableRow, type RequestRow } from '../report/requests.js';
+import { RequestRows, RequestTable, requestJson, requestNdjson, type RequestRow } from '../report/requests.js';
+import { makeClock, TimeZoneError, type Clock, type TimeFormat } from '../report/clock.js';
 import type { Style } from '../report/style.js';
 import { apiLabel } from '../kafka/messages.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
@@ -52,6 +53,7 @@ export interface CommonCliOptions {
   since?: string;
   until?: string;
   allowEmpty?: boolean;
+  timeFormat?: string;
 }
 
 export interface AnalyzeCliOptions extends CommonCliOptions {
@@ -156,6 +158,16 @@ function applyConfig<T extends { config?: string; failOn?: string; port?: string
 /** Rule severities: the config file's, then --rule settings on top. */
 function severities(config: Config, o: { rule?: string[] }): Map<string, SeveritySetting> {
   return mergeSeverities(config, (o.rule ?? []).map(parseRuleSetting));
+}
+
+/** The clock tables show times with (-t), for the inputs starting at `startUs`. TZ is read for -t l. */
+function clockFor(o: { timeFormat?: string }, startUs: number | null | (() => number | null), io: Io): Clock {
+  try {
+    return makeClock((o.timeFormat ?? 'ad') as TimeFormat, startUs, io.env.TZ);
+  } catch (e) {
+    if (e instanceof TimeZoneError) throw new UsageError(e.message);
+    throw e;
+  }
 }
 
 /** Columns for tables: the terminal's, or a fixed 200 when not a terminal (files and CI logs stay stable). */
@@ -349,16 +361,38 @@ export async function requestsCommand(
   const opts: AnalyzeOptions = { ...captureOptions(o, progress), ...(follow ? { signal: controller.signal } : {}) };
   const out = new Out(io.stdout, o.output, follow);
   const multiple = captures.length > 1;
+  let startUs: number | null = null;
+  const clock = clockFor(o, () => startUs, io);
+  const tty = out.isTTY;
+  // On a terminal (not --follow, where rows must not wait), the first rows decide the column widths.
+  const sampling = o.format === 'table' && tty && !follow;
+  const sample: RequestRow[] = [];
+  let table: RequestTable | null = null;
+  const layOut = () => {
+    table = new RequestTable({ ...(tty ? { width: out.columns ?? 80 } : {}), ...(sampling ? { sample } : {}), multipleInputs: multiple, clock });
+    if (multiple) out.write(inputLegend(captures));
+    out.write(table.header());
+    for (const row of sample) out.write(table.row(row));
+    sample.length = 0;
+  };
+  if (o.format === 'table' && !sampling) layOut();
+  const show = (row: RequestRow) => {
+    if (o.format !== 'table') return out.write(requestNdjson(row));
+    if (table !== null) return out.write(table.row(row));
+    sample.push(row);
+    if (sample.length >= SAMPLE_ROWS) layOut();
+  };
   let kept = 0;
-  if (o.format === 'table') out.write(requestTableHeader());
+  let orphans = 0;
   try {
     for (const [i, file] of captures.entries()) {
-      let startUs: number | null = null;
+      startUs = null;
       const keep = rowPredicate(filters, () => startUs);
       const rows = new RequestRows(i, (row, s, us) => {
         if (!keep(row, s.clientIds, us)) return;
         kept++;
-        out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
+        if (!row.requestCaptured) orphans++;
+        show(row);
       });
       rows.captureStart = (us: number) => {
         startUs = us;
@@ -371,9 +405,23 @@ export async function requestsCommand(
   } finally {
     stopListening();
   }
+  if (o.format === 'table') {
+    if (table === null) layOut();
+    out.write(table!.footer());
+    const requests = kept - orphans;
+    out.write(`${requests.toLocaleString('en-US')} ${requests === 1 ? 'request' : 'requests'}${orphans === 0 ? '' : `, ${orphans.toLocaleString('en-US')} ${orphans === 1 ? 'response' : 'responses'} whose request was not captured`}\n`);
+  }
   out.close();
   checkNotEmpty(kept > 0, o, filters);
   return EXIT_CLEAN;
+}
+
+/** Rows `kcid requests` on a terminal measures before it prints the header. */
+const SAMPLE_ROWS = 200;
+
+/** "[1] broker-1.pcapng" lines: frames of several inputs show as 2:42, input 2's frame 42. */
+export function inputLegend(files: readonly string[]): string {
+  return `${files.map((f, i) => `[${i + 1}] ${f === '-' ? '- (standard input)' : sanitize(f)}`).join('\n')}\n`;
 }
 
 /** Rows kept for `clients --instance`, at most this many. */
@@ -424,7 +472,7 @@ export async function clientsCommand(
   const conns = new Set(inst.connections.map((c) => `${c.input}\u0000${c.client}\u0000${c.broker}`));
   const mine = rows.filter((r) => conns.has(`${r.input}\u0000${r.client}\u0000${r.broker}`));
   if (o.format === 'json') {
-    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine }, 2)}\n`);
+    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine.map(requestJson) }, 2)}\n`);
   } else {
     out.write(renderClientDetail(report, inst, mine, truncated, style));
   }

@@ -12,6 +12,7 @@ import { RULES, ruleById } from '../analysis/rules/index.js';
 import { DEFAULT_KAFKA_PORT } from '../analysis/run.js';
 import { safeJson } from '../base/json-text.js';
 import { wrap } from '../report/wrap.js';
+import { TIME_FORMATS } from '../report/clock.js';
 import { analyzeCommand, clientsCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions } from './commands.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
@@ -41,7 +42,15 @@ function addCaptureOptions(cmd: Command): Command {
     .option('--api <apis>', 'only these APIs, e.g. Produce,Fetch (names or keys)')
     .option('--since <time>', 'only from this time: ISO 8601, or an offset from the capture start such as 90s or 5m')
     .option('--until <time>', 'only up to this time (same forms as --since)')
-    .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)');
+    .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
+    .addOption(timeFormatOption());
+}
+
+/** -t as tshark's: how tables show times. */
+function timeFormatOption(): Option {
+  return new Option('-t, --time-format <format>', 'times in tables: ad (UTC with date, ISO 8601), a (UTC time of day), l (local, from TZ), r (seconds since the first packet), e (epoch); u, ud as a, ad')
+    .choices(TIME_FORMATS)
+    .default('ad');
 }
 
 /** Options shared by the commands that produce a report (analyze, merge). */
@@ -130,6 +139,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--since <time>', 'only from this time')
     .option('--until <time>', 'only up to this time')
     .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
+    .addOption(timeFormatOption())
     .action(async (files: string[], o: AnalyzeCliOptions, cmd: Command) => {
       exitCode = await mergeCommand(files, o, io, givenOnCli(cmd));
     });
