@@ -115,7 +115,7 @@ describe('kcid analyze', () => {
     ]);
     expect(instances[2]).toMatchObject({ clientInstanceId: 'XE0-LxoLTJ2Of2pbTD0uHw', source: 'telemetry', clientIds: ['legacy-billing'] });
     const connections = doc.connections as Record<string, unknown>[];
-    expect(connections[0]).toEqual({ client: '10.2.0.21:40001', broker: '10.1.0.11:9092', clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ', startSeen: true, requests: 4, gaps: 0, input: 0 });
+    expect(connections[0]).toEqual({ client: '10.2.0.21:40001', broker: '10.1.0.11:9092', clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ', startSeen: true, requests: 4, gaps: 0, input: 1 });
     const findings = doc.findings as Record<string, unknown>[];
     expect(findings[0]).toEqual({
       rule: 'client-id-after-first',
@@ -130,7 +130,7 @@ describe('kcid analyze', () => {
       apiVersion: 12,
       correlationId: 2,
       clientInstanceId: Buffer.from(MIX_IDS.payments).toString('base64url'),
-      input: 0,
+      input: 1,
     });
     expect(findings.map((f) => f.rule)).toEqual([
       'client-id-after-first',

@@ -390,7 +390,7 @@ describe('ndjson', () => {
     expect(text.split('\n')[0]).toBe(
       '{"rule":"client-id-after-first","severity":"error","message":"ClientId \\"payments-api\\" sent on a request other than the first of the connection",' +
         '"frame":42,"time":"2025-12-01T00:00:00.004100Z","client":"10.2.0.24:43001","broker":"10.1.0.12:9092","apiKey":3,"apiName":"Metadata","apiVersion":12,' +
-        '"correlationId":2,"clientInstanceId":"xaHnsh0_Toqca38uDUqLkQ","input":0}',
+        '"correlationId":2,"clientInstanceId":"xaHnsh0_Toqca38uDUqLkQ","input":1}',
     );
   });
 

@@ -23,7 +23,8 @@ export function findingJson(f: Finding): Record<string, unknown> {
     apiVersion: f.apiVersion,
     correlationId: f.correlationId,
     clientInstanceId: f.clientInstanceId,
-    input: f.input,
+    // Counted from 1, as the tables number inputs ("[2] broker-2.pcapng", frame 2:42).
+    input: f.input + 1,
   };
 }
 
@@ -35,7 +36,7 @@ function connectionJson(c: ConnectionSummary): Record<string, unknown> {
     startSeen: c.startSeen,
     requests: c.requests,
     gaps: c.gaps,
-    input: c.input,
+    input: c.input + 1,
   };
 }
 
@@ -48,7 +49,7 @@ function connectionText(c: ConnectionSummary, nl: string): string {
   return (
     `{${i}"client": ${jsonString(c.client)},${i}"broker": ${jsonString(c.broker)},` +
     `${i}"clientInstanceId": ${jsonString(c.headerInstanceIds[0] ?? c.telemetryInstanceId)},` +
-    `${i}"startSeen": ${c.startSeen},${i}"requests": ${c.requests},${i}"gaps": ${c.gaps},${i}"input": ${c.input}${nl}}`
+    `${i}"startSeen": ${c.startSeen},${i}"requests": ${c.requests},${i}"gaps": ${c.gaps},${i}"input": ${c.input + 1}${nl}}`
   );
 }
 
