@@ -61,10 +61,10 @@ describe('analyze - --follow', () => {
     expect(firstSeen).toBeGreaterThan(0);
     expect(firstSeen).toBeLessThan(live.seenAt.length - 3);
     expect(live.lines[0]).toBe(
-      'error  client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2  ClientId "payments-api" sent on a request other than the first of the connection',
+      '2025-12-01T00:00:00.004Z  error  client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2  ClientId "payments-api" sent on a request other than the first of the connection',
     );
     expect(live.lines).toContain('1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 8 client instances: 11 errors, 3 warnings, 2 notes');
-    expect(live.lines.filter((l) => /^(error|warning|info)  /.test(l))).toHaveLength(16);
+    expect(live.lines.filter((l) => /^2025-12-01T[\d:.]+Z  (error|warning|info)  /.test(l))).toHaveLength(16);
   });
 
   it('with --format ndjson writes one JSON object per finding and a summary object last', async () => {
@@ -81,7 +81,7 @@ describe('analyze - --follow', () => {
     // Stop after the payments-api violations (frame 45 ends near byte 6,000).
     const live = await follow(['analyze', '-', '--follow'], MIX_BYTES, 1500, 30, 7500);
     expect(live.code).toBe(1);
-    expect(live.lines[0]).toMatch(/^error {2}client-id-after-first {2}frame 42 /);
+    expect(live.lines[0]).toMatch(/^2025-12-01T00:00:00\.004Z {2}error {2}client-id-after-first {2}frame 42 /);
     expect(live.lines.some((l) => /^1 capture, \d+ packets, /.test(l))).toBe(true);
   });
 

@@ -13,6 +13,7 @@ import {
   parseTimeBound,
   resolveInstance,
   rowPredicate,
+  captureStartUs,
   type Filters,
 } from '../analysis/filters.js';
 import { pcapMagic } from '../capture/pcap.js';
@@ -227,7 +228,7 @@ async function render(report: Report, o: AnalyzeCliOptions, config: Config, out:
     case 'markdown':
       return (await import('../report/markdown.js')).renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
     default:
-      return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), tableWidth(out));
+      return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), tableWidth(out), clockFor(o, captureStartUs(report), io));
   }
 }
 
@@ -284,11 +285,12 @@ async function writeReport(summary: CaptureSummary, o: AnalyzeCliOptions, config
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
 }
 
-/** One finding as one line, for follow mode's table format. */
-function findingLine(f: Finding, style: Style): string {
+/** One finding as one line, for follow mode's table format: its time first (-t), as tcpdump prints. */
+function findingLine(f: Finding, style: Style, clock: Clock): string {
   const api = f.apiKey === null ? '' : `  ${apiLabel(f.apiKey, f.apiVersion ?? 0)} corr ${f.correlationId}`;
   const where = f.client === null ? '' : `  ${f.client} -> ${f.broker}`;
-  return `${style.severity(f.severity)}  ${f.rule}  frame ${f.frame ?? '-'}${where}${api}  ${f.message}\n`;
+  const time = f.timeUs === null ? '' : `${clock(f.timeUs)}  `;
+  return `${time}${style.severity(f.severity)}  ${f.rule}  frame ${f.frame ?? '-'}${where}${api}  ${f.message}\n`;
 }
 
 /**
@@ -307,17 +309,19 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   const { renderInstances, summaryLine } = await import('../report/table.js');
   const controller = new AbortController();
   const stopListening = io.onInterrupt?.(() => controller.abort()) ?? (() => {});
+  let startUs: number | null = null;
+  const clock = clockFor(o, () => startUs, io);
   const opts = { ...captureOptions(o, null), signal: controller.signal };
   const show = (f: Finding) => {
     const setting = settings.get(f.rule);
     if (setting === 'off') return;
     const shown = setting === undefined ? f : { ...f, severity: setting };
     if (hasFilters(filters) && filterReport(single(shown), filters).findings.length === 0) return;
-    out.write(o.format === 'ndjson' ? `${safeJson(findingJson(shown))}\n` : findingLine(shown, style));
+    out.write(o.format === 'ndjson' ? `${safeJson(findingJson(shown))}\n` : findingLine(shown, style, clock));
   };
   let result;
   try {
-    result = await analyzeInput(captures[0]!, 0, opts, show);
+    result = await analyzeInput(captures[0]!, 0, opts, show, { captureStart: (us) => (startUs = us) });
   } finally {
     stopListening();
   }
@@ -325,11 +329,11 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   const report = reportFrom(summary, o, config);
   checkNotEmpty(report.connections.length > 0, o, filters);
   const crossRules = new Set(REPORT_RULES.map((r) => r.id));
-  for (const f of report.findings) if (crossRules.has(f.rule)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style));
+  for (const f of report.findings) if (crossRules.has(f.rule)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style, clock));
   if (o.format === 'ndjson') {
     out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings } } })}\n`);
   } else {
-    out.write(`\n${summaryLine(report)}\n${renderInstances(report, style, tableWidth(out))}\n`);
+    out.write(`\n${summaryLine(report)}\n${renderInstances(report, style, tableWidth(out), clock)}\n`);
   }
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
@@ -474,7 +478,7 @@ export async function clientsCommand(
   if (o.format === 'json') {
     out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine.map(requestJson) }, 2)}\n`);
   } else {
-    out.write(renderClientDetail(report, inst, mine, truncated, style));
+    out.write(renderClientDetail(report, inst, mine, truncated, style, clockFor(o, captureStartUs(report), io)));
   }
   out.close();
   return EXIT_CLEAN;

@@ -7,9 +7,9 @@ import type { Finding, Severity } from '../analysis/types.js';
 import { safeJson } from '../base/json-text.js';
 import type { RequestRow } from './requests.js';
 import { sanitize } from '../base/sanitize.js';
-import { fittedTable } from './table.js';
+import { fittedTable, inputLegendLines } from './table.js';
+import { makeClock, type Clock } from './clock.js';
 import type { Style } from './style.js';
-import { isoMicros } from '../base/time.js';
 
 export interface ClientStats {
   instance: InstanceModel;
@@ -91,7 +91,7 @@ export function renderClientsJson(report: Report): string {
 }
 
 /** One instance: identity, its connections, its findings, and a timeline of its requests across brokers. */
-export function renderClientDetail(report: Report, inst: InstanceModel, rows: readonly RequestRow[], truncated: boolean, style: Style): string {
+export function renderClientDetail(report: Report, inst: InstanceModel, rows: readonly RequestRow[], truncated: boolean, style: Style, clock: Clock = makeClock('ad')): string {
   const s = clientStats({ ...report, instances: [inst] })[0]!;
   const lines = [
     `${style.bold('Client instance')} ${inst.clientInstanceId ?? '(none)'}${inst.clientInstanceIdHex === null ? '' : ` (${inst.clientInstanceIdHex})`}, source: ${inst.source}`,
@@ -99,7 +99,8 @@ export function renderClientDetail(report: Report, inst: InstanceModel, rows: re
     `Software: ${inst.software.map((x) => sanitize(`${x.name} ${x.version}`)).join(', ') || '-'}`,
     `Hosts: ${inst.clientAddresses.join(', ')}    Brokers: ${inst.brokers.join(', ')}`,
     `Requests: ${inst.requests}, responses: ${inst.responses}, error responses: ${s.errorResponses}, latency p50 ${ms(s.p50Ms)} ms, p99 ${ms(s.p99Ms)} ms`,
-    `Seen: ${isoMicros(inst.firstUs)} to ${isoMicros(inst.lastUs)}`,
+    `Seen: ${clock(inst.firstUs)} to ${clock(inst.lastUs)}`,
+    ...inputLegendLines(report),
     '',
     style.bold('Connections'),
   ];
@@ -115,7 +116,7 @@ export function renderClientDetail(report: Report, inst: InstanceModel, rows: re
   lines.push('', style.bold('Timeline'));
   const tl = new Table({ head: ['Time', 'Frame', 'Broker', 'API', 'Corr', 'Response', 'Error', 'ms'].map((h) => style.bold(h)), style: { head: [], border: [], compact: true } });
   for (const r of rows) {
-    tl.push([r.time.slice(11, 26), multi ? `${r.input + 1}:${r.frame}` : String(r.frame), r.broker, `${r.apiName} v${r.apiVersion}`, String(r.correlationId), r.responseFrame === null ? '-' : String(r.responseFrame), r.errorName ?? '-', r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)]);
+    tl.push([clock(r.timeUs), multi ? `${r.input + 1}:${r.frame}` : String(r.frame), r.broker, `${r.apiName} v${r.apiVersion}`, String(r.correlationId), r.responseFrame === null ? '-' : String(r.responseFrame), r.errorName ?? '-', r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)]);
   }
   lines.push(rows.length === 0 ? 'No requests.' : tl.toString());
   if (truncated) lines.push(style.dim('(timeline cut at its first requests; narrow it with --since/--until or --broker)'));

@@ -5,8 +5,8 @@ import type { Finding } from '../analysis/types.js';
 import { apiLabel } from '../kafka/messages.js';
 import { sanitize } from '../base/sanitize.js';
 import type { Style } from './style.js';
-import { isoMicros } from '../base/time.js';
 import { wrap } from './wrap.js';
+import { makeClock, type Clock } from './clock.js';
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
 
@@ -52,17 +52,6 @@ function table(head: string[], style: Style, colWidths?: (number | null)[]): Tab
   });
 }
 
-/**
- * Times in UTC with milliseconds, enough to find a packet in Wireshark next to its frame number:
- * the time of day when every time shown falls on one day, else the date too (a capture spanning
- * midnight must not show a last-seen earlier than its first-seen).
- */
-function clockFor(times: readonly number[]): (us: number) => string {
-  const day = (us: number) => isoMicros(us).slice(0, 10);
-  const oneDay = times.every((t) => day(t) === day(times[0]!));
-  return oneDay ? (us) => isoMicros(us).slice(11, 23) : (us) => `${isoMicros(us).slice(0, 10)} ${isoMicros(us).slice(11, 23)}`;
-}
-
 const list = (values: readonly string[], empty = '-'): string => (values.length === 0 ? empty : values.map(sanitize).join('\n'));
 
 const INSTANCE_HEAD = ['Client instance ID', 'Source', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'First seen', 'Last seen'];
@@ -83,9 +72,8 @@ const plainLength = (cell: string): number => {
  * The client instances table. On a terminal narrower than the table, the least needed columns go
  * (INSTANCE_DROP_ORDER) rather than every line wrapping, and a line under the table says which.
  */
-export function renderInstances(report: Report, style: Style, width = Infinity): string {
+export function renderInstances(report: Report, style: Style, width = Infinity, clock: Clock = makeClock('ad')): string {
   if (report.instances.length === 0) return 'No client instances.';
-  const clock = clockFor(report.instances.flatMap((i) => [i.firstUs, i.lastUs]));
   const rows: string[][] = [];
   for (const i of report.instances) {
     rows.push([
@@ -212,10 +200,15 @@ function rowsTable(head: string[], style: Style, rows: readonly string[][], colW
   return lines.join('\n');
 }
 
+/** "[1] broker-1.pcapng" lines, one per input, when there are several (frames show as 2:42). */
+export function inputLegendLines(report: Report): string[] {
+  return report.inputs.length < 2 ? [] : report.inputs.map((input, i) => `[${i + 1}] ${input.file === '-' ? '- (standard input)' : sanitize(input.file)}`);
+}
+
 /** `width`: the terminal's columns (a fixed 200 when not a terminal, so files and CI logs are stable). */
-export function renderTable(report: Report, style: Style, width = 200): string {
-  const parts = [summaryLine(report)];
+export function renderTable(report: Report, style: Style, width = 200, clock: Clock = makeClock('ad')): string {
+  const parts = [summaryLine(report), ...inputLegendLines(report)];
   for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(`capture note: ${sanitize(input.file)}: ${sanitize(note)}`));
-  parts.push('', style.bold('Client instances'), renderInstances(report, style, width), '', style.bold('Findings'), renderFindings(report, style, width));
+  parts.push('', style.bold('Client instances'), renderInstances(report, style, width, clock), '', style.bold('Findings'), renderFindings(report, style, width));
   return `${parts.join('\n')}\n`;
 }
