@@ -228,7 +228,7 @@ async function render(report: Report, o: AnalyzeCliOptions, config: Config, out:
     case 'markdown':
       return (await import('../report/markdown.js')).renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
     default:
-      return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), tableWidth(out), clockFor(o, captureStartUs(report), io));
+      return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), tableWidth(out), clockFor(o, captureStartUs(report), io), out.isTTY);
   }
 }
 
@@ -478,7 +478,7 @@ export async function clientsCommand(
   if (o.format === 'json') {
     out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine.map(requestJson) }, 2)}\n`);
   } else {
-    out.write(renderClientDetail(report, inst, mine, truncated, style, clockFor(o, captureStartUs(report), io)));
+    out.write(renderClientDetail(report, inst, mine, truncated, style, clockFor(o, captureStartUs(report), io), out.isTTY ? tableWidth(out) : Infinity));
   }
   out.close();
   return EXIT_CLEAN;

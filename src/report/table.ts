@@ -89,14 +89,23 @@ export function renderInstances(report: Report, style: Style, width = Infinity, 
       clock(i.lastUs),
     ]);
   }
-  return fittedTable(INSTANCE_HEAD, rows, INSTANCE_DROP_ORDER, style, width);
+  return fittedTable(INSTANCE_HEAD, rows, INSTANCE_DROP_ORDER, style, width, ['ClientId', 'Software', 'Brokers', 'Hosts']);
 }
 
 /**
  * A table of `rows` under `head` that fits `width` columns: while it is wider, the columns named in
- * `dropOrder` go, in that order, and a line under the table says which.
+ * `dropOrder` go, in that order, and a line under the table says which. If it is still wider,
+ * the `wrapColumns` are narrowed, the widest first, their values broken over lines (at spaces,
+ * else where the width ends): a cell grows taller, a row never wraps on the terminal.
  */
-export function fittedTable(head: readonly string[], rows: readonly string[][], dropOrder: readonly string[], style: Style, width: number): string {
+export function fittedTable(
+  head: readonly string[],
+  rows: readonly string[][],
+  dropOrder: readonly string[],
+  style: Style,
+  width: number,
+  wrapColumns: readonly string[] = [],
+): string {
   // Each column as wide as its longest line plus padding, and one border more than columns.
   const widths = head.map((h) => h.length + 2);
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i]!, plainLength(cell) + 2)));
@@ -108,10 +117,35 @@ export function fittedTable(head: readonly string[], rows: readonly string[][], 
     keep[head.indexOf(name)] = false;
     dropped.push(name);
   }
+  const narrowed = new Set<number>();
+  const wrappable = wrapColumns.map((name) => head.indexOf(name)).filter((i) => i >= 0 && keep[i]);
+  while (tableWidth() > width) {
+    let widest = -1;
+    for (const i of wrappable) if (widths[i]! > MIN_WRAPPED + 2 && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
+    if (widest < 0) break;
+    widths[widest]!--;
+    narrowed.add(widest);
+  }
+  const fitted =
+    narrowed.size === 0
+      ? rows
+      : rows.map((row) => row.map((cell, i) => (narrowed.has(i) && plainLength(cell) > widths[i]! - 2 ? wrapCell(cell, widths[i]! - 2) : cell)));
   const pick = <T>(cells: readonly T[]): T[] => cells.filter((_, i) => keep[i]);
-  const table = rowsTable(pick(head), style, rows.map(pick));
+  const table = rowsTable(pick([...head]), style, fitted.map(pick));
   if (dropped.length === 0) return table;
-  return `${table}\n${style.dim(`(${width} columns: ${dropped.join(', ')} not shown; --format json has all)`)}`;
+  return `${table}\n${style.dim(wrap(`(${width} columns: ${dropped.join(', ')} not shown; --format json has all)`, width).join('\n'))}`;
+}
+
+/** A wrapped column keeps at least this many characters. */
+const MIN_WRAPPED = 8;
+
+/** A cell's lines each broken to `width` (cells holding colour codes are short and left alone). */
+function wrapCell(cell: string, width: number): string {
+  if (cell !== unstyled(cell)) return cell;
+  return cell
+    .split('\n')
+    .flatMap((line) => wrap(line, width))
+    .join('\n');
 }
 
 function findingRow(f: Finding, report: Report, style: Style): string[] {
@@ -132,19 +166,33 @@ function findingRow(f: Finding, report: Report, style: Style): string[] {
 export function renderFindings(report: Report, style: Style, width: number): string {
   if (report.findings.length === 0) return 'No findings.';
   const rows = report.findings.map((f) => findingRow(f, report, style));
-  // Loops, not Math.max(...rows): spreading a few hundred thousand findings overflows the stack.
-  const fixed = ['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr'].map((title) => title.length);
-  let longest = 0;
-  for (const r of rows) {
-    for (let i = 0; i < fixed.length; i++) fixed[i] = Math.max(fixed[i]!, unstyled(r[i]!).length);
-    longest = Math.max(longest, r[6]!.length);
+  const layout = (rows: readonly string[][]) => {
+    // Loops, not Math.max(...rows): spreading a few hundred thousand findings overflows the stack.
+    const fixed = ['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr'].map((title) => title.length);
+    let longest = 0;
+    for (const r of rows) {
+      for (let i = 0; i < fixed.length; i++) fixed[i] = Math.max(fixed[i]!, plainLength(r[i]!));
+      longest = Math.max(longest, r[6]!.length);
+    }
+    for (let i = 0; i < fixed.length; i++) fixed[i] = fixed[i]! + 2;
+    const used = fixed.reduce((a, b) => a + b, 0) + 8; // borders
+    return { fixed, longest, room: width - used };
+  };
+  let shape = layout(rows);
+  let shown = rows;
+  // Short of room for the messages: the connection and the API take two lines each, giving the message their width.
+  if (shape.room < Math.min(shape.longest + 2, ROOMY_MESSAGE)) {
+    const stacked = rows.map((r) => [r[0]!, r[1]!, r[2]!, r[3]!.replace(' -> ', ' ->\n'), r[4]!.replace(/ (v\d+)$/, '\n$1'), r[5]!, r[6]!]);
+    const tighter = layout(stacked);
+    if (tighter.room >= MIN_MESSAGE_WIDTH) (shape = tighter), (shown = stacked);
   }
-  for (let i = 0; i < fixed.length; i++) fixed[i] = fixed[i]! + 2;
-  const used = fixed.reduce((a, b) => a + b, 0) + 8; // borders
-  if (width - used < MIN_MESSAGE_WIDTH) return findingsList(report, style, width);
-  const message = Math.min(width - used, longest + 2);
-  return rowsTable(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr', 'Message'], style, rows, [...fixed, message]);
+  if (shape.room < MIN_MESSAGE_WIDTH) return findingsList(report, style, width);
+  const message = Math.min(shape.room, shape.longest + 2);
+  return rowsTable(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr', 'Message'], style, shown, [...shape.fixed, message]);
 }
+
+/** A message column this wide reads well; narrower, the other columns give up width (two lines each). */
+const ROOMY_MESSAGE = 70;
 
 /** Narrower than this, the message column is unreadable: findings are listed instead of tabled. */
 const MIN_MESSAGE_WIDTH = 30;
@@ -157,9 +205,12 @@ function findingsList(report: Report, style: Style, width: number): string {
   const indent = '    ';
   const lines: string[] = [];
   for (const f of report.findings) {
-    const [severity, rule, frame, where, api, corr] = findingRow(f, report, style);
+    const [, rule, frame, where, api, corr] = findingRow(f, report, style);
     const at = [`frame ${frame}`, where !== '-' ? where : '', api !== '-' ? `${api} corr ${corr}` : ''].filter((p) => p !== '');
-    lines.push(`${severity}${' '.repeat(Math.max(0, 7 - f.severity.length))}  ${rule}  ${at.join('  ')}`);
+    // The head line wraps at spaces too, its continuation indented; the severity keeps its colour.
+    const head = wrap(`${f.severity}${' '.repeat(Math.max(0, 7 - f.severity.length))}  ${rule}  ${at.join('  ')}`, Math.max(20, width));
+    lines.push(style.severity(f.severity) + head[0]!.slice(f.severity.length).trimEnd());
+    for (const more of head.slice(1)) lines.push(...wrap(more.trim(), Math.max(20, width - indent.length)).map((l) => (indent + l).trimEnd()));
     lines.push(...wrap(f.message, Math.max(20, width - indent.length)).map((l) => indent + l));
   }
   return lines.join('\n');
@@ -206,9 +257,11 @@ export function inputLegendLines(report: Report): string[] {
 }
 
 /** `width`: the terminal's columns (a fixed 200 when not a terminal, so files and CI logs are stable). */
-export function renderTable(report: Report, style: Style, width = 200, clock: Clock = makeClock('ad')): string {
-  const parts = [summaryLine(report), ...inputLegendLines(report)];
-  for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(`capture note: ${sanitize(input.file)}: ${sanitize(note)}`));
+export function renderTable(report: Report, style: Style, width = 200, clock: Clock = makeClock('ad'), terminal = false): string {
+  // On a terminal the summary and the notes wrap at spaces to its width; into a file each stays one line (for grep).
+  const fit = (line: string) => (terminal ? wrap(line, width).join('\n') : line);
+  const parts = [fit(summaryLine(report)), ...inputLegendLines(report)];
+  for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(fit(`capture note: ${sanitize(input.file)}: ${sanitize(note)}`)));
   parts.push('', style.bold('Client instances'), renderInstances(report, style, width, clock), '', style.bold('Findings'), renderFindings(report, style, width));
   return `${parts.join('\n')}\n`;
 }

@@ -2,7 +2,7 @@
 
 /**
  * `text` in lines of at most `width` characters, broken at spaces. A word longer than the width
- * is cut into pieces of the width (a row must never be wider than the terminal); no line is empty
+ * is cut after a separator (- _ . : /) in its second half, else into pieces of the width (a row must never be wider than the terminal); no line is empty
  * unless the text is.
  */
 export function wrap(text: string, width: number): string[] {
@@ -15,8 +15,16 @@ export function wrap(text: string, width: number): string[] {
         out.push(line);
         line = '';
       }
-      out.push(word.slice(0, w));
-      word = word.slice(w);
+      // Break after a separator (kcid-modern- / producer, 10.1.0.11: / 9092) when one is in reach.
+      let at = w;
+      for (let i = w - 1; i >= Math.ceil(w / 2); i--) {
+        if ('-_.:/'.includes(word[i - 1]!)) {
+          at = i;
+          break;
+        }
+      }
+      out.push(word.slice(0, at));
+      word = word.slice(at);
     }
     if (line !== '' && line.length + 1 + word.length > w) {
       out.push(line);
