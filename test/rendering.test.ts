@@ -41,3 +41,17 @@ describe('through a real pseudo-terminal', () => {
     expect(r.stdout.replace(/\r\n/g, '\n')).toBe(readFileSync(golden('render-analyze.80.txt'), 'utf8'));
   });
 });
+
+describe('kcid analyze - at a terminal with nothing piped in', () => {
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('says on stderr what it is waiting for', () => {
+    const r = spawnSync('script', ['-qc', `timeout 3 "${process.execPath}" bin/kcid analyze - 2>&1`, '/dev/null'], { encoding: 'utf8', input: '' });
+    expect(r.stdout.replace(/\r\n/g, '\n').split('\n')[0]).toBe(
+      'kcid: reading a capture from standard input (the terminal): pipe one in, e.g. tcpdump -U -w - | kcid analyze -, or press Ctrl-D',
+    );
+  });
+
+  it('says nothing when a capture is piped in', () => {
+    const r = spawnSync(process.execPath, ['bin/kcid', 'analyze', '-', '--format', 'json'], { input: readFileSync(MIX), encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+  });
+});

@@ -108,6 +108,16 @@ export function parseFilters(o: Partial<CommonCliOptions>): Filters {
   return f;
 }
 
+/**
+ * `kcid analyze -` typed at a terminal with nothing piped in would wait in silence: say what it is
+ * waiting for (stdin is the terminal itself).
+ */
+function announceStdin(captures: readonly string[], io: Io): void {
+  if (captures.includes('-') && io.stdinIsTTY === true) {
+    io.stderr.write('kcid: reading a capture from standard input (the terminal): pipe one in, e.g. tcpdump -U -w - | kcid analyze -, or press Ctrl-D\n');
+  }
+}
+
 /** The same capture twice would count every request twice; '-' can be read once. */
 function checkInputs(files: readonly string[], what: string): void {
   const seen = new Set<string>();
@@ -236,14 +246,19 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   const config = applyConfig(o, given, io);
   const failOn = parseFailOn(o.failOn);
   checkInputs(captures, 'capture');
+  announceStdin(captures, io);
   if (o.follow === true) return followAnalyze(captures, o, io, config);
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
   parseFilters(o); // fail on a bad filter before reading anything
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
   const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
-  progress?.done();
-  return writeReport(summary, o, config, failOn, io);
+  progress?.writing();
+  try {
+    return await writeReport(summary, o, config, failOn, io);
+  } finally {
+    progress?.done();
+  }
 }
 
 export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io, given: GivenOnCli): Promise<number> {
@@ -357,6 +372,7 @@ export async function requestsCommand(
 ): Promise<number> {
   const follow = o.follow === true;
   checkInputs(captures, 'capture');
+  announceStdin(captures, io);
   if (follow && captures.length !== 1) throw new UsageError('--follow reads one input (use - for stdin)');
   const filters = parseFilters(o);
   const progress = follow ? null : Progress.forStream(io.stderr, o.quiet === true);
@@ -439,6 +455,7 @@ export async function clientsCommand(
 ): Promise<number> {
   const config = applyConfig(o, given, io);
   checkInputs(captures, 'capture');
+  announceStdin(captures, io);
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
   const { instance, ...others } = parseFilters(o);

@@ -230,6 +230,7 @@ export async function main(argv: string[]): Promise<number> {
     stderr: process.stderr,
     env: process.env,
     cwd: process.cwd(),
+    stdinIsTTY: process.stdin.isTTY === true,
     onInterrupt: (handler) => {
       process.on('SIGINT', handler);
       return () => process.off('SIGINT', handler);
