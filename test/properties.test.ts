@@ -10,7 +10,7 @@ import { DecodeError, MAX_STRING_LENGTH, Reader } from '../src/kafka/reader.js';
 import { decodeRequestHeader, decodeResponseHeader, requestHeaderVersion } from '../src/kafka/headers.js';
 import { isZeroUuid, parseUuid, uuidEquals, uuidToBase64, uuidToHex } from '../src/kafka/uuid.js';
 import { ALL_APIS } from '../src/kafka/apis.js';
-import type { KafkaConnection } from '../src/kafka/conversation.js';
+import type { KafkaConnection } from '../src/kafka/events.js';
 import { ConnState } from '../src/analysis/connection-state.js';
 import { JsonList, safeJson, writeJson } from '../src/base/json-text.js';
 import {

@@ -3,7 +3,7 @@
  * small state per live connection, runs the connection rules on every request and response, and
  * turns each connection into a {@link ConnectionSummary} when it ends.
  */
-import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse, StreamNote } from '../kafka/conversation.js';
+import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse, StreamNote } from '../kafka/events.js';
 import type { Endpoint } from '../tcp/types.js';
 import { API } from '../kafka/messages.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../kafka/uuid.js';

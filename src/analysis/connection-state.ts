@@ -2,7 +2,7 @@
  * What kcid remembers about one live Kafka connection. Small and bounded: counters, the IDs it
  * has seen, and a few deferred candidates; never the requests themselves.
  */
-import type { KafkaConnection, KafkaRequest } from '../kafka/conversation.js';
+import type { KafkaConnection, KafkaRequest } from '../kafka/events.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import { formatEndpoint } from '../net/address.js';
 import type { SoftwareId } from './types.js';

@@ -4,21 +4,19 @@
  * responses with requests by correlation ID, and follows SASL's headerless token exchange.
  */
 import type { Direction, Endpoint, StreamHandler, TcpConnection } from '../tcp/types.js';
-import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, SCAN_WINDOW, type FrameSink, type Plausibility } from './framer.js';
+import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, type FrameSink, type Plausibility } from './framer.js';
 import { apiInfo, isValidVersion } from './apis.js';
 import { DecodeError } from './reader.js';
 import { decodeRequestHeader, responseHeaderVersion } from './headers.js';
-import { EMPTY_LIST } from '../base/lists.js';
 import type { RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
-import {
-  bodyPrefixWanted,
-  decodeRequestBody,
-  decodeResponseBody,
-  responsePrefixWanted,
-  type RequestBody,
-  type ResponseBody,
-} from './messages.js';
+import { bodyPrefixWanted, decodeRequestBody, decodeResponseBody, responsePrefixWanted, type RequestBody, type ResponseBody } from './messages.js';
+import { KafkaProbe, plausibleRequest } from './detect.js';
+import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
+import { PendingRequests } from './pending.js';
+import { SaslTokens } from './sasl.js';
+import { RequestSink, ResponseSink, type FrameHandlers } from './sinks.js';
+import { looksLikeTls } from './tls-sniff.js';
 
 export interface KafkaOptions {
   /** Ports whose connections are Kafka without detection. */
@@ -35,81 +33,6 @@ export interface KafkaOptions {
   clock?: { tsSec: number; tsNsec: number };
 }
 
-export interface KafkaRequest {
-  /** Frame in which the request's last byte arrived (as Wireshark reports a reassembled PDU). */
-  frame: number;
-  tsSec: number;
-  tsNsec: number;
-  /** Frame size in bytes, without the 4-byte size prefix. */
-  size: number;
-  header: RequestHeader;
-  body: RequestBody | null;
-  /** Why the body could not be decoded, when kcid tried. */
-  bodyError: string | null;
-  /** False for Produce with acks=0: the broker sends no response. */
-  expectsResponse: boolean;
-  /** False when a gap or the end of the capture cut the frame short. */
-  complete: boolean;
-}
-
-export interface KafkaResponse {
-  frame: number;
-  tsSec: number;
-  tsNsec: number;
-  size: number;
-  correlationId: number;
-  /** The request this answers, or null when the capture missed it. */
-  request: KafkaRequest | null;
-  /** Top-level ErrorCode where the API's layout lets kcid read it cheaply. */
-  errorCode: number | null;
-  body: ResponseBody | null;
-  complete: boolean;
-}
-
-export type StreamNoteKind = 'gap' | 'desync' | 'tls' | 'unknown-api' | 'truncated-frame';
-
-export interface StreamNote {
-  kind: StreamNoteKind;
-  frame: number;
-  tsSec: number;
-  tsNsec: number;
-  /** 'client' for bytes from the client, 'broker' for bytes from the broker. */
-  from: 'client' | 'broker';
-  /** Bytes missing (gap) or skipped (desync). */
-  bytes: number;
-  message: string;
-  /** For unknown-api: the API key and version. */
-  apiKey?: number;
-  apiVersion?: number;
-  correlationId?: number;
-}
-
-/** A Kafka connection with roles settled: who is the client, who is the broker. */
-export interface KafkaConnection {
-  readonly tcp: TcpConnection;
-  readonly client: Endpoint;
-  readonly broker: Endpoint;
-  /** The capture saw the SYN, so the connection's first bytes are in the capture. */
-  readonly startSeen: boolean;
-  /**
-   * One slot for the listener's own state of this connection. A Map keyed by connection would do,
-   * but measured on 100,000 short connections it made V8 promote about 100 MB more to the old
-   * generation (its entries kept dead connections' state reachable from an old table until the
-   * next full collection): a field dies with its connection.
-   */
-  listenerState: unknown;
-}
-
-export interface KafkaListener {
-  connectionStart(c: KafkaConnection, frame: number, tsSec: number, tsNsec: number): void;
-  request(c: KafkaConnection, r: KafkaRequest): void;
-  response(c: KafkaConnection, r: KafkaResponse): void;
-  /** A request that will never be matched: evicted from the pending table, or pending at the end. */
-  unanswered(c: KafkaConnection, r: KafkaRequest): void;
-  note(c: KafkaConnection, n: StreamNote): void;
-  connectionEnd(c: KafkaConnection, reason: string): void;
-}
-
 /** Bytes of each frame handed to the first decode attempt: enough for nearly every request header. */
 const INITIAL_HEAD = 96;
 /**
@@ -123,21 +46,9 @@ const MAX_PREFIX = 64 * 1024;
 const MIN_REQUEST_BYTES = 8;
 /** Smallest response: int32 correlation id. */
 const MIN_RESPONSE_BYTES = 4;
-/** Bytes kept per direction while deciding whether an unknown port carries Kafka. */
-const PROBE_BYTES = 4096;
-/**
- * Pieces kept while deciding. Data pieces are bounded by PROBE_BYTES, but a gap costs no bytes:
- * a run of bare ACKs acknowledging bytes never captured would otherwise grow the probe forever.
- */
-const MAX_PROBE_CHUNKS = 1024;
 const DEFAULT_MAX_PENDING = 1024;
 
-/** KIP-43 / KIP-152: after SaslHandshake v0 the client and broker exchange bare size-prefixed tokens. */
-const SASL_HANDSHAKE = 17;
-
-type ProbeChunk = { dir: Direction; bytes: Buffer | null; gap: number; frame: number; tsSec: number; tsNsec: number };
-
-export class KafkaConversation implements StreamHandler, KafkaConnection {
+export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers {
   client: Endpoint;
   broker: Endpoint;
   readonly startSeen: boolean;
@@ -146,8 +57,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   private clientDir: Direction = 0;
   private decided = false;
   private ignored = false;
-  private probe: ProbeChunk[] | null = null;
-  private probeBytes: [number, number] = [0, 0];
+  private probe: KafkaProbe | null = null;
   private requestFramer: Framer | null = null;
   private responseFramer: Framer | null = null;
   private readonly pending = new PendingRequests();
@@ -159,9 +69,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   private currentRequestIsToken = false;
   private currentResponse: KafkaResponse | null = null;
   private currentResponseIsToken = false;
-  /** SASL token exchange in progress (after a successful SaslHandshake v0). */
-  private saslRaw = false;
-  private saslHandshakeCorrelation = 0;
+  private readonly sasl = new SaslTokens();
   private firstClientByte = true;
   /** The last request header's ClientInstanceId, as kept by keepInstanceId(). */
   private lastInstanceId: Uint8Array | null = null;
@@ -187,7 +95,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       const learned = opts.learnedBrokerPorts;
       if (learned?.has(tcp.b.port) === true && !learned.has(tcp.a.port)) this.decide(0);
       else if (learned?.has(tcp.a.port) === true && !learned.has(tcp.b.port)) this.decide(1);
-      else this.probe = [];
+      else this.probe = new KafkaProbe(opts.maxFrameBytes);
     } else {
       this.ignore();
     }
@@ -225,8 +133,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       this.tsNsec = clock.tsNsec;
     }
     if (!this.decided) {
-      if (this.probe!.length >= MAX_PROBE_CHUNKS) this.ignore();
-      else this.probe!.push({ dir, bytes: null, gap: bytes, frame, tsSec: this.tsSec, tsNsec: this.tsNsec });
+      if (!this.probe!.gap(dir, bytes, frame, this.tsSec, this.tsNsec)) this.ignore();
       return;
     }
     this.firstClientByte = false;
@@ -300,105 +207,44 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       maxFrameBytes: this.opts.maxFrameBytes,
       initialHead,
       maxPrefixBytes: MAX_PREFIX,
-      minFrameBytes: this.saslRaw ? 0 : minFrameBytes,
+      minFrameBytes: this.sasl.active ? 0 : minFrameBytes,
     });
   }
 
-  /**
-   * Unknown port: keep the first bytes of each direction until one of them starts with a
-   * plausible Kafka request (sane size, known API key, valid version, ClientId decodes). That
-   * side is the client. Then replay what was kept, in capture order.
-   */
+  /** Unknown port: the probe keeps the first bytes until one side plainly sends Kafka requests. */
   private probeData(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
-    const keep = Math.min(len, PROBE_BYTES - this.probeBytes[dir]);
-    if (keep > 0) {
-      this.probe!.push({ dir, bytes: Buffer.from(buf.subarray(off, off + keep)), gap: 0, frame, tsSec, tsNsec });
-      this.probeBytes[dir] += keep;
-    }
-    for (const d of [0, 1] as const) {
-      const verdict = this.probeVerdict(d);
-      if (verdict === PLAUSIBLE) {
-        const chunks = this.probe!;
-        this.probe = null;
-        this.decide(d);
-        for (const c of chunks) {
-          if (c.bytes !== null) this.data(c.dir, c.bytes, 0, c.bytes.length, c.frame, c.tsSec, c.tsNsec);
-          else this.gap(c.dir, c.gap, c.frame);
-        }
-        // The probe may have kept only part of this segment.
-        if (keep < len) this.data(dir, buf, off + keep, len - keep, frame, tsSec, tsNsec);
-        return;
-      }
-    }
-    if (this.probeBytes[0] >= PROBE_BYTES || this.probeBytes[1] >= PROBE_BYTES) this.ignore();
-  }
-
-  /** Does direction d's kept stream start with a plausible request? (From its first byte, before any gap.) */
-  private probeVerdict(d: Direction): Plausibility {
-    const parts: Buffer[] = [];
-    for (const c of this.probe!) {
-      if (c.dir !== d) continue;
-      if (c.bytes === null) break;
-      parts.push(c.bytes);
-    }
-    if (parts.length === 0) return NEED_MORE;
-    const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    if (looksLikeTls(joined, 0, joined.length)) return IMPLAUSIBLE;
-    return this.plausibleRequest(joined, 0, Math.min(joined.length, PROBE_BYTES), true);
+    const probe = this.probe!;
+    const kept = probe.data(dir, buf, off, len, frame, tsSec, tsNsec);
+    const verdict = probe.verdict();
+    if (verdict === 'not-kafka') this.ignore();
+    if (typeof verdict === 'string') return;
+    this.probe = null;
+    this.decide(verdict.client);
+    probe.replay(
+      (d, bytes, f, s, ns) => this.data(d, bytes, 0, bytes.length, f, s, ns),
+      (d, bytes, f) => this.gap(d, bytes, f),
+    );
+    // The probe may have kept only part of this segment.
+    if (kept < len) this.data(dir, buf, off + kept, len - kept, frame, tsSec, tsNsec);
   }
 
   // ---- requests ----------------------------------------------------------------------------------
 
-  /**
-   * A request plausibly starts at buf[off]: int32 size, int16 API key known to kcid, a valid
-   * version, a non-negative correlation id and a ClientId (int16 length, -1 for null) of
-   * printable characters that fits the frame. `strict` (port detection) also insists the whole
-   * header decodes from the bytes available.
-   */
-  plausibleRequest(buf: Buffer, off: number, len: number, strict: boolean): Plausibility {
-    if (len < 4) return NEED_MORE;
-    const size = buf.readInt32BE(off);
-    if (size < 10 || size > this.opts.maxFrameBytes) return IMPLAUSIBLE;
-    if (len < 8) return NEED_MORE;
-    const key = buf.readInt16BE(off + 4);
-    const version = buf.readInt16BE(off + 6);
-    if (!isValidVersion(key, version)) return IMPLAUSIBLE;
-    if (len < 14) return NEED_MORE;
-    if (buf.readInt32BE(off + 8) < 0) return IMPLAUSIBLE;
-    const idLen = buf.readInt16BE(off + 12);
-    if (idLen < -1 || idLen > size - 10) return IMPLAUSIBLE;
-    const idEnd = off + 14 + Math.max(idLen, 0);
-    const checkEnd = Math.min(idEnd, off + len);
-    for (let i = off + 14; i < checkEnd; i++) {
-      const b = buf[i]!;
-      if (b < 0x20 || b > 0x7e) return IMPLAUSIBLE;
-    }
-    if (idEnd > off + len) return len < SCAN_WINDOW || strict ? NEED_MORE : PLAUSIBLE;
-    if (!strict) return PLAUSIBLE;
-    const frameEnd = off + 4 + size;
-    const available = Math.min(frameEnd, off + len);
-    try {
-      const h = decodeRequestHeader(buf, off + 4, available, available === frameEnd);
-      if (h.problems.length > 0) return IMPLAUSIBLE;
-      return PLAUSIBLE;
-    } catch (e) {
-      if (e instanceof DecodeError) return available < frameEnd ? NEED_MORE : IMPLAUSIBLE;
-      throw e;
-    }
+  plausibleRequestStart(buf: Buffer, off: number, len: number): Plausibility {
+    return plausibleRequest(buf, off, len, false, this.opts.maxFrameBytes);
   }
 
   requestHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
     this.currentRequest = null;
     this.currentRequestIsToken = false;
-    if (this.saslRaw) {
-      // A token, unless it is plainly the next request after authentication finished.
-      const verdict = this.plausibleRequest(withSize(head, headLen, size), 0, headLen + 4, true);
+    if (this.sasl.active) {
+      const verdict = plausibleRequest(withSize(head, headLen, size), 0, headLen + 4, true, this.opts.maxFrameBytes);
       const correlation = headLen >= 8 ? head.readInt32BE(4) : -1;
-      if (verdict !== PLAUSIBLE || correlation <= this.saslHandshakeCorrelation) {
+      if (this.sasl.clientFrameIsToken(verdict, correlation)) {
         this.currentRequestIsToken = true;
         return headLen;
       }
-      this.setSaslRaw(false);
+      this.tokenFraming(false);
     }
     if (headLen < 8) return -1;
     const apiKey = head.readInt16BE(0);
@@ -497,7 +343,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       this.pending.add(correlation, r);
       if (this.pending.size > this.maxPending) this.listener.unanswered(this, this.pending.removeOldest()!);
     }
-    if (r.header.apiKey === SASL_HANDSHAKE) this.saslHandshakeCorrelation = r.header.correlationId;
+    this.sasl.request(r.header.apiKey, r.header.correlationId);
     this.listener.request(this, r);
   }
 
@@ -513,7 +359,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
   responseHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
     this.currentResponse = null;
     this.currentResponseIsToken = false;
-    if (this.saslRaw) {
+    if (this.sasl.active) {
       this.currentResponseIsToken = true;
       return headLen;
     }
@@ -555,15 +401,15 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
     r.complete = complete;
     if (!complete) this.noteTruncated('broker', frame, r.size);
     if (r.request !== null) this.pending.delete(r.correlationId);
-    if (r.request !== null && r.request.header.apiKey === SASL_HANDSHAKE && r.request.header.apiVersion === 0 && r.errorCode === 0) {
+    if (r.request !== null && !this.sasl.active && this.sasl.response(r.request.header.apiKey, r.request.header.apiVersion, r.errorCode)) {
       // KIP-43: with SaslHandshake v0 the tokens that follow carry no Kafka header, and may be empty.
-      this.setSaslRaw(true);
+      this.tokenFraming(true);
     }
     this.listener.response(this, r);
   }
 
-  private setSaslRaw(on: boolean): void {
-    this.saslRaw = on;
+  /** Tokens may be empty frames; requests and responses never are. */
+  private tokenFraming(on: boolean): void {
     if (this.requestFramer !== null) this.requestFramer.minimumFrameBytes = on ? 0 : MIN_REQUEST_BYTES;
     if (this.responseFramer !== null) this.responseFramer.minimumFrameBytes = on ? 0 : MIN_RESPONSE_BYTES;
   }
@@ -591,97 +437,6 @@ export class KafkaConversation implements StreamHandler, KafkaConnection {
       message: `a ${size}-byte ${from === 'client' ? 'request' : 'response'} is incomplete in the capture`,
     });
   }
-}
-
-/**
- * Requests awaiting their response, oldest first. A broker answers the requests of a connection in
- * the order they were sent (protocol guide, "Network"), so the one looked for is nearly always the
- * first: two arrays searched from the front, rather than a Map whose table a set and a delete per
- * request keep reallocating. The owner bounds the count (maxPendingRequests), so searches stay short.
- */
-class PendingRequests {
-  // Most connections have one request in flight at a time: the arrays are made on the first add
-  // and kept when they empty, for the next request.
-  private ids: number[] = EMPTY_LIST;
-  private requests: KafkaRequest[] = EMPTY_LIST;
-
-  get size(): number {
-    return this.ids.length;
-  }
-
-  get(correlationId: number): KafkaRequest | undefined {
-    const i = this.ids.indexOf(correlationId);
-    return i < 0 ? undefined : this.requests[i];
-  }
-
-  has(correlationId: number): boolean {
-    return this.ids.indexOf(correlationId) >= 0;
-  }
-
-  add(correlationId: number, r: KafkaRequest): void {
-    if (this.ids === EMPTY_LIST) {
-      this.ids = [correlationId];
-      this.requests = [r];
-      return;
-    }
-    this.ids.push(correlationId);
-    this.requests.push(r);
-  }
-
-  /** Removes the request with this correlation id; returns it, or undefined when none waits. */
-  delete(correlationId: number): KafkaRequest | undefined {
-    const i = this.ids.indexOf(correlationId);
-    if (i < 0) return undefined;
-    if (i === 0) {
-      this.ids.shift();
-      return this.requests.shift();
-    }
-    this.ids.splice(i, 1);
-    return this.requests.splice(i, 1)[0];
-  }
-
-  removeOldest(): KafkaRequest | undefined {
-    if (this.ids.length === 0) return undefined;
-    this.ids.shift();
-    return this.requests.shift();
-  }
-}
-
-class RequestSink implements FrameSink {
-  constructor(private readonly c: KafkaConversation) {}
-  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
-    return this.c.requestHead(head, headLen, size, frame, final);
-  }
-  frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
-    this.c.requestEnd(frame, tsSec, tsNsec, complete);
-  }
-  plausibleStart(buf: Buffer, off: number, len: number): Plausibility {
-    return this.c.plausibleRequest(buf, off, len, false);
-  }
-  desync(skipped: number, reason: string, frame: number): void {
-    this.c.desync('client', skipped, reason, frame);
-  }
-}
-
-class ResponseSink implements FrameSink {
-  constructor(private readonly c: KafkaConversation) {}
-  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
-    return this.c.responseHead(head, headLen, size, frame, final);
-  }
-  frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
-    this.c.responseEnd(frame, tsSec, tsNsec, complete);
-  }
-  plausibleStart(buf: Buffer, off: number, len: number): Plausibility {
-    return this.c.plausibleResponse(buf, off, len);
-  }
-  desync(skipped: number, reason: string, frame: number): void {
-    this.c.desync('broker', skipped, reason, frame);
-  }
-}
-
-/** A TLS record header: content type 22 (handshake), version 3.x (RFC 8446 §5.1). */
-function looksLikeTls(buf: Buffer, off: number, len: number): boolean {
-  return len >= 3 && buf[off] === 0x16 && buf[off + 1] === 0x03 && buf[off + 2]! <= 0x04;
 }
 
 /** The head with its int32 size in front, for the plausibility check. */

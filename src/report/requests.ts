@@ -7,7 +7,7 @@
  */
 import type { RequestObserver } from '../analysis/analyzer.js';
 import type { ConnState } from '../analysis/connection-state.js';
-import type { KafkaRequest, KafkaResponse } from '../kafka/conversation.js';
+import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { apiName } from '../kafka/apis.js';
 import { errorLabel } from '../kafka/error-label.js';
 import { uuidToBase64 } from '../kafka/uuid.js';

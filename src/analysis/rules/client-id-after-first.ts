@@ -1,4 +1,4 @@
-import type { KafkaRequest } from '../../kafka/conversation.js';
+import type { KafkaRequest } from '../../kafka/events.js';
 import { API } from '../../kafka/messages.js';
 import { quoted } from '../../base/sanitize.js';
 import { MAX_DEFERRED, type ConnState } from '../connection-state.js';

@@ -3,7 +3,7 @@
  * citing the spec, and hooks. Connection rules see one connection's requests and responses as
  * they stream by; report rules run once over the merged summary of every capture.
  */
-import type { KafkaRequest, KafkaResponse } from '../../kafka/conversation.js';
+import type { KafkaRequest, KafkaResponse } from '../../kafka/events.js';
 import type { ConnState } from '../connection-state.js';
 import type { Severity } from '../types.js';
 import type { InstanceModel } from '../instances.js';

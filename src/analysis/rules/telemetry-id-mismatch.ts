@@ -1,6 +1,6 @@
 import { API } from '../../kafka/messages.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../../kafka/uuid.js';
-import type { KafkaRequest } from '../../kafka/conversation.js';
+import type { KafkaRequest } from '../../kafka/events.js';
 import type { ConnectionRule } from './rule.js';
 
 /** A v0 telemetry request whose non-zero body ClientInstanceId differs from its header's. */

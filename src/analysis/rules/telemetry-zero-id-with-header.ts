@@ -1,6 +1,6 @@
 import { API } from '../../kafka/messages.js';
 import { isZeroUuid } from '../../kafka/uuid.js';
-import type { KafkaRequest } from '../../kafka/conversation.js';
+import type { KafkaRequest } from '../../kafka/events.js';
 import type { ConnectionRule } from './rule.js';
 
 /** GetTelemetrySubscriptions v0 asking the broker for a new ID (zero body ID) while the header carries one. */

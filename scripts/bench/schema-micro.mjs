@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+/**
+ * Micro-benchmark of the schema interpreter against kcid's hand-written decoders (src/kafka/headers.ts,
+ * bodies.ts) on the frames the analysis decodes most: request headers, a ConsumerGroupHeartbeat's
+ * leading fields, a Produce request's Acks. Not a test: figures depend on the machine and its load.
+ *
+ *   node scripts/bench/schema-micro.mjs
+ *
+ * The TypeScript is bundled in memory by esbuild (as scripts/gen-protocol.mjs does). Each case runs
+ * interleaved (A, B, A, B, ...) in rounds and prints the median ns per decode of each side.
+ */
+import { build } from 'esbuild';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const entry = `
+export * as headers from './src/kafka/headers.ts';
+export * as bodies from './src/kafka/bodies.ts';
+export * as interp from './src/kafka/schema/interpreter.ts';
+export * as registry from './src/kafka/schema/registry.ts';
+`;
+const out = await build({ stdin: { contents: entry, resolveDir: root, loader: 'ts' }, bundle: true, write: false, format: 'esm', platform: 'node', logLevel: 'warning' });
+const { headers, bodies, interp, registry } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
+
+let t = performance.now();
+const s = registry.builtinSchemas();
+console.log(`builtinSchemas() first call: ${(performance.now() - t).toFixed(1)} ms`);
+
+const bytes = (...parts) => Uint8Array.from(parts.flat());
+const str16 = (x) => [x.length >> 8, x.length & 255, ...Buffer.from(x)];
+const cstr = (x) => [x.length + 1, ...Buffer.from(x)];
+const i32 = (n) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
+const uuid = Array.from({ length: 16 }, (_, i) => i + 1);
+
+// Metadata v12 request header v2: ClientId "orders-service", tag 0 ClientInstanceId.
+const header = bytes([0, 3, 0, 12], i32(7), str16('orders-service'), [1, 0, 16], uuid);
+// ConsumerGroupHeartbeat v0 request: GroupId, MemberId (22 chars), MemberEpoch, InstanceId null, RackId null, RebalanceTimeoutMs, then the rest.
+const cgh = bytes(cstr('inventory'), cstr('Tq3nWZ0bR1ubfIX6i9-Dfw'), i32(5), [0], [0], i32(300000), [0], [0], [0], [0], [0], [0]);
+// Produce v11 request: 10 partitions of 1000-byte records.
+const parts = [];
+for (let p = 0; p < 10; p++) parts.push(i32(p), [0xe9, 0x07], new Array(1000).fill(0), [0]);
+const produce = bytes([0], [0xff, 0xff], i32(30000), [2], cstr('orders'), [11], parts.flat(), [0], [0]);
+
+function time(fn, n) {
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) fn();
+  return Number(process.hrtime.bigint() - t0) / n;
+}
+
+function compare(name, aLabel, a, bLabel, b, n = 200000) {
+  const ra = [];
+  const rb = [];
+  for (let round = 0; round < 15; round++) {
+    ra.push(time(a, n));
+    rb.push(time(b, n));
+  }
+  const med = (xs) => xs.sort((x, y) => x - y)[xs.length >> 1];
+  console.log(`${name.padEnd(44)} ${aLabel.padStart(14)} ${med(ra).toFixed(0).padStart(5)} ns   ${bLabel.padStart(12)} ${med(rb).toFixed(0).padStart(5)} ns`);
+}
+
+const H = interp.compileDecoder(s.requestHeader, 2);
+compare('request header v2 (ClientId, tag 0)', 'hand-written', () => headers.decodeRequestHeader(header, 0, header.length, true), 'schema', () => interp.runDecoder(H, header, 0, header.length));
+const sel = ['GroupId', 'MemberId', 'MemberEpoch', 'InstanceId', 'RackId', 'RebalanceTimeoutMs'];
+const C = interp.compileDecoder(s.apis.get(68).request, 0, { select: sel });
+compare('ConsumerGroupHeartbeat v0 request, 6 fields', 'hand-written', () => bodies.decodeConsumerGroupHeartbeatRequest(cgh, 0, cgh.length, 0), 'schema', () => interp.runDecoder(C, cgh, 0, cgh.length));
+const A = interp.compileDecoder(s.apis.get(0).request, 11, { select: ['Acks'] });
+const F = interp.compileDecoder(s.apis.get(0).request, 11);
+const I = interp.compileDecoder(s.apis.get(0).request, 11, { select: ['TopicData.Name', 'TopicData.PartitionData.Index'] });
+compare('Produce v11 request, 10 partitions (schema)', 'Acks only', () => interp.runDecoder(A, produce, 0, produce.length), 'every field', () => interp.runDecoder(F, produce, 0, produce.length));
+compare('Produce v11 request, 10 partitions (schema)', 'topics, parts', () => interp.runDecoder(I, produce, 0, produce.length), 'every field', () => interp.runDecoder(F, produce, 0, produce.length));

@@ -1,0 +1,50 @@
+/**
+ * Framer wiring: a conversation has a framer per direction, and each framer's sink hands frame
+ * heads, frame ends, resync candidates and desyncs to the conversation's methods for that direction.
+ */
+import type { FrameSink, Plausibility } from './framer.js';
+
+/** What a conversation does with the frames of its two directions. */
+export interface FrameHandlers {
+  requestHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number;
+  requestEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
+  /** Resync of the client stream: could a request start here? */
+  plausibleRequestStart(buf: Buffer, off: number, len: number): Plausibility;
+  responseHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number;
+  responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
+  /** Resync of the broker stream: could a response start here? */
+  plausibleResponse(buf: Buffer, off: number, len: number): Plausibility;
+  desync(from: 'client' | 'broker', skipped: number, reason: string, frame: number): void;
+}
+
+export class RequestSink implements FrameSink {
+  constructor(private readonly c: FrameHandlers) {}
+  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
+    return this.c.requestHead(head, headLen, size, frame, final);
+  }
+  frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
+    this.c.requestEnd(frame, tsSec, tsNsec, complete);
+  }
+  plausibleStart(buf: Buffer, off: number, len: number): Plausibility {
+    return this.c.plausibleRequestStart(buf, off, len);
+  }
+  desync(skipped: number, reason: string, frame: number): void {
+    this.c.desync('client', skipped, reason, frame);
+  }
+}
+
+export class ResponseSink implements FrameSink {
+  constructor(private readonly c: FrameHandlers) {}
+  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
+    return this.c.responseHead(head, headLen, size, frame, final);
+  }
+  frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
+    this.c.responseEnd(frame, tsSec, tsNsec, complete);
+  }
+  plausibleStart(buf: Buffer, off: number, len: number): Plausibility {
+    return this.c.plausibleResponse(buf, off, len);
+  }
+  desync(skipped: number, reason: string, frame: number): void {
+    this.c.desync('broker', skipped, reason, frame);
+  }
+}
