@@ -49,7 +49,7 @@ async function report(file: string, extra: string[] = []): Promise<{ findings: {
   return JSON.parse(r.out);
 }
 
-async function rows(file: string, extra: string[] = []): Promise<{ frame: number; correlationId: number; responseFrame: number | null; otherTags: { tag: number; size: number }[] }[]> {
+async function rows(file: string, extra: string[] = []): Promise<{ frame: number; correlationId: number; responseFrame: number | null; requestCaptured: boolean; otherTags: { tag: number; size: number }[] }[]> {
   const r = await kcid(['requests', '--format', 'ndjson', ...extra, file]);
   expect(r.err).toBe('');
   return r.out === '' ? [] : r.out.trimEnd().split('\n').map((l) => JSON.parse(l));
@@ -153,8 +153,10 @@ describe('requests waiting for responses', () => {
     for (let i = 1; i <= n; i++) c.request({ apiKey: 18, apiVersion: 0, clientId: null });
     for (let i = 1; i <= n; i++) c.respond(i, Uint8Array.of(0, 0, 0, 0, 0, 0));
     const listed = await rows(s.file());
-    expect(listed).toHaveLength(n);
+    // Every request, and the six responses that came after their requests were given up, as rows of their own.
+    expect(listed).toHaveLength(n + 6);
     expect(listed.filter((x) => x.responseFrame === null).map((x) => x.correlationId)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(listed.filter((x) => x.requestCaptured === false).map((x) => x.correlationId)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 });
 
