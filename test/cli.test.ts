@@ -40,7 +40,7 @@ describe('commander conventions', () => {
   it.each([
     [['frobnicate'], "kcid: unknown command 'frobnicate'\n"],
     [['analyze'], "kcid: missing required argument 'captures'\n"],
-    [['analyze', MIX, '--format', 'xml'], "kcid: option '-f, --format <format>' argument 'xml' is invalid. Allowed choices are table, json, ndjson, junit, sarif, markdown, summary-json.\n"],
+    [['analyze', MIX, '--format', 'xml'], "kcid: option '-f, --format <format>' argument 'xml' is invalid. Allowed choices are table, json, ndjson, junit, sarif, markdown, summary-json, parquet.\n"],
     [['analyze', MIX, '--fail-on', 'fatal'], "kcid: option '--fail-on <severity>' argument 'fatal' is invalid. Allowed choices are error, warning, info, none.\n"],
     [['analyze', MIX, '--port', '9092,70000'], "kcid: invalid port '70000' in --port (expected numbers from 1 to 65535, separated by commas)\n"],
     [['analyze', MIX, '--max-frame-bytes', 'lots'], "kcid: invalid size 'lots' for --max-frame-bytes (e.g. 104857600, 100MiB, 64KiB)\n"],

@@ -5,7 +5,7 @@
  *
  *   node scripts/bench/run.mjs [--quick] [--size 1GiB] [--small-size 200MB] [--only produce,chatty]
  *                              [--json results.json] [--dir DIR] [--seed 1] [--repeat 3]
- *                              [--no-tshark] [--no-scaling] [--no-multi] [--tshark-budget 60]
+ *                              [--no-tshark] [--no-scaling] [--no-multi] [--no-export] [--tshark-budget 60]
  *                              [--kcid bin/kcid]
  *
  * Inputs are generated at run time into a temporary folder (removed at the end unless --dir is
@@ -46,12 +46,14 @@ const TARGETS = {
   maxRssMB: 150,
   maxFullOverHalf: 2.2,
   maxJobsRatio: 0.6,
+  minExportSpeed: 0.5, // kcid export: at least half the speed of kcid requests --format ndjson (issue 18)
+  maxExportExtraRssMB: 50, // ...and peak RSS within 50 MB of it
 };
 
 function parseArgs(argv) {
   const o = {
     quick: false, size: null, smallSize: null, only: SCENARIOS, json: null, dir: null, seed: 1, repeat: 3,
-    tshark: true, scaling: true, tsharkBudget: 60, multi: true,
+    tshark: true, scaling: true, tsharkBudget: 60, multi: true, export: true,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -71,6 +73,7 @@ function parseArgs(argv) {
     else if (a === '--no-tshark') o.tshark = false;
     else if (a === '--no-scaling') o.scaling = false;
     else if (a === '--no-multi') o.multi = false;
+    else if (a === '--no-export') o.export = false;
     else if (a === '--kcid') KCID = resolve(val());
     else if (a === '--help' || a === '-h') usage(null);
     else usage(`unknown option ${a}`);
@@ -259,6 +262,37 @@ async function benchMulti(o, dir) {
   return { files: 4, bytesEach: each, jobs1: one, jobs2: two, ratio: +(two.seconds / one.seconds).toFixed(3) };
 }
 
+// ---- Parquet export (kcid export) ----------------------------------------------------------------------
+
+/**
+ * chatty (the most rows per byte) exported to Parquet against `kcid requests --format ndjson` on
+ * the same file, interleaved. Skipped while kcid has no export command.
+ */
+async function benchExport(o, dir) {
+  const help = spawnSync(process.execPath, [KCID, '--help'], { encoding: 'utf8' });
+  if (!/\bexport\b/.test(help.stdout)) return { skipped: 'kcid has no export command yet' };
+  const file = join(dir, 'export-chatty.pcap');
+  log(`\n[export] generating chatty, ${formatBytes(o.sizes.chatty)} ...`);
+  const manifest = generate('chatty', file, o.sizes.chatty, o.seed);
+  await catRun(file);
+  const lake = join(dir, 'export-lake');
+  const runs = {
+    ndjson: () => measure(process.execPath, [KCID, 'requests', file, '--format', 'ndjson', '-q'], { nodeWrapper: KCID_RSS_WRAPPER }),
+    export: () => {
+      rmSync(lake, { recursive: true, force: true });
+      return measure(process.execPath, [KCID, 'export', file, '--to', lake, '-q'], { nodeWrapper: KCID_RSS_WRAPPER });
+    },
+  };
+  log(`  requests --format ndjson, export: ${o.repeat} interleaved rounds ...`);
+  const m = await interleaved(o.repeat, runs);
+  let parquetBytes = 0;
+  for (const t of ['requests', 'connections', 'instances', 'findings']) parquetBytes += statSync(join(lake, t, 'capture=export-chatty', 'part-0.parquet')).size;
+  if (!o.keep) rmSync(file, { force: true });
+  rmSync(lake, { recursive: true, force: true });
+  const pick = (r) => ({ seconds: +r.seconds.toFixed(4), rssKB: r.rssKB });
+  return { bytes: manifest.bytes, requests: manifest.requests, parquetBytes, ndjson: pick(m.ndjson), export: pick(m.export), speed: +(m.ndjson.seconds / m.export.seconds).toFixed(3) };
+}
+
 // ---- output -------------------------------------------------------------------------------------------
 
 const fmt = {
@@ -318,7 +352,7 @@ function scalingTable(results) {
   return table(['input', '1/4 size', '1/2 size', 'full size', 'time full/half', 'RSS full/quarter'], rows, ['l', 'r', 'r', 'r', 'r', 'r']);
 }
 
-function targets(results, multi) {
+function targets(results, multi, exp) {
   const by = Object.fromEntries(results.map((r) => [r.name, r]));
   const out = [];
   const add = (name, ok, detail) => out.push({ target: name, met: ok, detail });
@@ -345,6 +379,13 @@ function targets(results, multi) {
     }
   }
   if (multi && !multi.skipped) add('4 files: --jobs 2 <= 60% of --jobs 1', multi.ratio <= TARGETS.maxJobsRatio, `${(multi.ratio * 100).toFixed(0)}%`);
+  if (exp && !exp.skipped) {
+    add('chatty: export >= 50% of requests --format ndjson speed', exp.speed >= TARGETS.minExportSpeed, `${(exp.speed * 100).toFixed(0)}%`);
+    if (exp.export.rssKB !== null && exp.ndjson.rssKB !== null) {
+      const extra = (exp.export.rssKB - exp.ndjson.rssKB) / 1024;
+      add('chatty: export peak RSS within 50 MB of ndjson', extra <= TARGETS.maxExportExtraRssMB, `+${extra.toFixed(0)} MB`);
+    }
+  }
   return out;
 }
 
@@ -366,14 +407,16 @@ async function main() {
   log(`kcid benchmark: ${info.cpus} CPUs (${info.model}), node ${info.node}; inputs in ${dir}`);
   const results = [];
   let multi = null;
+  let exp = null;
   try {
     for (const name of o.only) results.push(await benchInput(name, o, dir, tshark));
     if (o.multi) multi = await benchMulti(o, dir);
+    if (o.export && o.only.includes('chatty')) exp = await benchExport(o, dir);
   } finally {
     if (!o.keep) rmSync(dir, { recursive: true, force: true });
   }
   info.loadAverageAtEnd = +loadavg()[0].toFixed(2);
-  const met = targets(results, multi);
+  const met = targets(results, multi, exp);
   const text = [
     `kcid benchmark, ${new Date().toISOString().slice(0, 10)}: ${info.cpus} CPUs (${info.model}), ${info.memoryGiB} GiB, ${info.os}, node ${info.node}${info.tshark ? `, ${info.tshark}` : ''}`,
     `median of ${o.repeat} interleaved rounds; files in the page cache; peak RSS is the child's maximum resident set size; load average ${info.loadAverageAtStart} at start, ${info.loadAverageAtEnd} at end`,
@@ -383,13 +426,17 @@ async function main() {
     ...(o.scaling ? ['Scaling: kcid on the first 1/4, 1/2 and all of each input (seconds / peak RSS)', '', scalingTable(results), ''] : []),
     multi === null ? '' : multi.skipped ? `Several files: skipped (${multi.skipped})` : `Several files: 4 x ${formatBytes(multi.bytesEach)}, --jobs 1 ${multi.jobs1.seconds.toFixed(2)} s, --jobs 2 ${multi.jobs2.seconds.toFixed(2)} s (${(multi.ratio * 100).toFixed(0)}%)`,
     '',
+    ...(exp === null ? [] : exp.skipped ? [`Export: skipped (${exp.skipped})`, ''] : [
+      `Export (chatty, ${formatBytes(exp.bytes)}, ${exp.requests} requests): requests --format ndjson ${exp.ndjson.seconds.toFixed(2)} s / ${fmt.mb(exp.ndjson.rssKB)}, export ${exp.export.seconds.toFixed(2)} s / ${fmt.mb(exp.export.rssKB)} (${(exp.speed * 100).toFixed(0)}% of the speed), ${formatBytes(exp.parquetBytes)} of Parquet`,
+      '',
+    ]),
     'Targets:',
     ...met.map((t) => `  ${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.detail}`),
     ...results.filter((r) => !r.countsMatch).map((r) => `  WARNING: kcid's counts on ${r.label} differ from the generator's`),
   ].join('\n');
   process.stdout.write(`${text}\n`);
   if (o.json) {
-    writeFileSync(o.json, `${JSON.stringify({ machine: info, options: { quick: o.quick, sizes: o.sizes, seed: o.seed, repeat: o.repeat, tsharkBudget: o.tsharkBudget }, results, multi, targets: met }, null, 2)}\n`);
+    writeFileSync(o.json, `${JSON.stringify({ machine: info, options: { quick: o.quick, sizes: o.sizes, seed: o.seed, repeat: o.repeat, tsharkBudget: o.tsharkBudget }, results, multi, export: exp, targets: met }, null, 2)}\n`);
     log(`results written to ${o.json}`);
   }
 }

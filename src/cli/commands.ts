@@ -251,6 +251,7 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
   parseFilters(o); // fail on a bad filter before reading anything
+  if (o.format === 'parquet' && o.output === undefined) throw new UsageError('--format parquet writes a file: give it with -o FILE');
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
   const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
   progress?.writing();
@@ -292,11 +293,15 @@ function captureKind(bytes: Buffer): string | null {
 
 /** From the merged summary (of captures, or of summary files) to the report written, and the exit code. */
 async function writeReport(summary: CaptureSummary, o: AnalyzeCliOptions, config: Config, failOn: FailOn, io: Io): Promise<number> {
-  const out = new Out(io.stdout, o.output);
+  if (o.format === 'parquet' && o.output === undefined) throw new UsageError('--format parquet writes a file: give it with -o FILE');
+  const out = o.format === 'parquet' ? null : new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
   checkNotEmpty(report.connections.length > 0, o, parseFilters(o));
-  await emit(report, summary, o, config, out, io);
-  out.close();
+  if (out === null) (await import('../export/single.js')).writeFindingsParquet(report, o.output!, parquetFileOptions());
+  else {
+    await emit(report, summary, o, config, out, io);
+    out.close();
+  }
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
 }
 
@@ -379,7 +384,8 @@ export async function requestsCommand(
   const controller = new AbortController();
   const stopListening = follow ? (io.onInterrupt?.(() => controller.abort()) ?? (() => {})) : () => {};
   const opts: AnalyzeOptions = { ...captureOptions(o, progress), ...(follow ? { signal: controller.signal } : {}) };
-  const out = new Out(io.stdout, o.output, follow);
+  const parquet = o.format === 'parquet' ? await requestsParquet(captures, o.output, follow) : null;
+  const out = new Out(io.stdout, parquet === null ? o.output : undefined, follow);
   const multiple = captures.length > 1;
   let startUs: number | null = null;
   const clock = clockFor(o, () => startUs, io);
@@ -412,7 +418,10 @@ export async function requestsCommand(
         if (!keep(row, s.clientIds, us)) return;
         kept++;
         if (!row.requestCaptured) orphans++;
-        show(row);
+        // The Parquet requests table holds requests (a response without its request is not one).
+        if (parquet !== null) {
+          if (row.requestCaptured) parquet.add(row, us, i);
+        } else show(row);
       });
       rows.captureStart = (us: number) => {
         startUs = us;
@@ -422,6 +431,10 @@ export async function requestsCommand(
       rows.finish();
       progress?.done();
     }
+    parquet?.close();
+  } catch (e) {
+    parquet?.abort();
+    throw e;
   } finally {
     stopListening();
   }
@@ -442,6 +455,14 @@ const SAMPLE_ROWS = 200;
 /** "[1] broker-1.pcapng" lines: frames of several inputs show as 2:42, input 2's frame 42. */
 export function inputLegend(files: readonly string[]): string {
   return `${files.map((f, i) => `[${i + 1}] ${f === '-' ? '- (standard input)' : sanitize(f)}`).join('\n')}\n`;
+}
+
+/** `kcid requests --format parquet -o FILE`: the export's requests table, every capture in one file. */
+async function requestsParquet(captures: string[], output: string | undefined, follow: boolean) {
+  if (output === undefined) throw new UsageError('--format parquet writes a file: give it with -o FILE');
+  if (follow) throw new UsageError('--follow writes table or ndjson, not parquet');
+  const { openRequestsParquet } = await import('../export/single.js');
+  return openRequestsParquet(captures, output, parquetFileOptions());
 }
 
 /** Rows kept for `clients --instance`, at most this many. */
@@ -499,4 +520,52 @@ export async function clientsCommand(
   }
   out.close();
   return EXIT_CLEAN;
+}
+
+export interface ExportCliOptions extends CommonCliOptions {
+  to: string;
+  overwrite?: boolean;
+  name?: string;
+  rule?: string[];
+  config?: string;
+}
+
+/** `kcid export <capture...> --to DIR`: Parquet tables per capture, Hive-style (src/export/). */
+export async function exportCommand(captures: string[], o: ExportCliOptions, io: Io, given: GivenOnCli): Promise<number> {
+  const config = applyConfig(o, given, io);
+  checkInputs(captures, 'capture');
+  if (o.jobs !== undefined) throw new UsageError('kcid export reads its captures one after another: --jobs does not apply (run several exports at once instead)');
+  const progress = Progress.forStream(io.stderr, o.quiet === true);
+  const filters = parseFilters(o);
+  const { exportCaptures } = await import('../export/export.js');
+  const out = new Out(io.stdout, undefined);
+  let startUs: number | null = null;
+  const keep = rowPredicate(filters, () => startUs);
+  const opts = captureOptions(o, progress);
+  await exportCaptures(captures, opts, {
+    dir: o.to,
+    overwrite: o.overwrite === true,
+    ...(o.name === undefined ? {} : { name: o.name }),
+    severities: severities(config, o),
+    ...(hasFilters(filters) ? { keepRow: (row: RequestRow, s, us) => keep(row, s.clientIds, us), filterReport: (r: Report) => filterReport(r, filters) } : {}),
+    file: parquetFileOptions(),
+    onStart: (file) => {
+      startUs = null;
+      progress?.start(file);
+    },
+    onCaptureStart: (us) => {
+      startUs = us;
+    },
+    onCapture: (file, n) => {
+      progress?.done();
+      out.write(`${file}: capture=${n.capture}: ${n.requests} requests, ${n.connections} connections, ${n.instances} instances, ${n.findings} findings\n`);
+    },
+  });
+  out.close();
+  return EXIT_CLEAN;
+}
+
+/** What every Parquet file kcid writes says about its writer. */
+function parquetFileOptions(): { createdBy: string; metadata: { key: string; value: string }[] } {
+  return { createdBy: `kcid version ${packageVersion()}`, metadata: [{ key: 'kcid.version', value: packageVersion() }] };
 }

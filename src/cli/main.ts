@@ -13,7 +13,8 @@ import { DEFAULT_KAFKA_PORT } from '../analysis/run.js';
 import { safeJson } from '../base/json-text.js';
 import { wrap } from '../report/wrap.js';
 import { TIME_FORMATS } from '../report/clock.js';
-import { analyzeCommand, clientsCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions } from './commands.js';
+import { analyzeCommand, clientsCommand, exportCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions, type ExportCliOptions } from './commands.js';
+import { ExportError } from '../export/errors.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
 import { EXIT_CLEAN, EXIT_ERROR, packageVersion, type Io } from './io.js';
@@ -71,7 +72,7 @@ const givenOnCli =
   (option: string): boolean =>
     cmd.getOptionValueSource(option) === 'cli';
 
-export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'summary-json'] as const;
+export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'summary-json', 'parquet'] as const;
 
 export async function run(argv: string[], io: Io): Promise<number> {
   let exitCode = EXIT_CLEAN;
@@ -104,7 +105,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .command('requests')
       .description('List every Kafka request with its header fields and the response that answers it')
       .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
-      .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'ndjson']).default('table'))
+      .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'ndjson', 'parquet']).default('table'))
       .option('--follow', "print each request as soon as it is answered or given up on (for live input: '-')")
       .option('-o, --output <file>', 'write to this file instead of stdout'),
   ).action(async (captures: string[], o: CommonCliOptions & { format: string; follow?: boolean; output?: string }) => {
@@ -122,6 +123,20 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('-o, --output <file>', 'write to this file instead of stdout'),
   ).action(async (captures: string[], o: CommonCliOptions & { format: string; rule?: string[]; config?: string; output?: string }, cmd: Command) => {
     exitCode = await clientsCommand(captures, o, io, givenOnCli(cmd));
+  });
+
+  addCaptureOptions(
+    program
+      .command('export')
+      .description('Write Parquet tables (requests, connections, instances, findings) per capture, Hive-style, for DuckDB, Spark or Trino')
+      .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
+      .requiredOption('--to <dir>', 'the folder: DIR/<table>/capture=NAME/part-0.parquet')
+      .option('--name <name>', 'the capture name in the layout (one input; default: the file name without extensions, stdin for -)')
+      .option('--overwrite', 'replace a capture exported before (by default that is an error)')
+      .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
+      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)'),
+  ).action(async (captures: string[], o: ExportCliOptions, cmd: Command) => {
+    exitCode = await exportCommand(captures, o, io, givenOnCli(cmd));
   });
 
   addReportOptions(
@@ -172,7 +187,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       e instanceof FilterError ||
       e instanceof SummaryError ||
       e instanceof ConfigError ||
-      e instanceof BaselineError
+      e instanceof BaselineError ||
+      e instanceof ExportError
     ) {
       io.stderr.write(`kcid: ${(e as Error).message}\n`);
       return EXIT_ERROR;
