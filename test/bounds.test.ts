@@ -49,7 +49,7 @@ async function report(file: string, extra: string[] = []): Promise<{ findings: {
   return JSON.parse(r.out);
 }
 
-async function rows(file: string, extra: string[] = []): Promise<{ frame: number; correlationId: number; responseFrame: number | null; otherTags: { tag: number; size: number }[] }[]> {
+async function rows(file: string, extra: string[] = []): Promise<{ frame: number; correlationId: number; responseFrame: number | null; requestCaptured: boolean; otherTags: { tag: number; size: number }[] }[]> {
   const r = await kcid(['requests', '--format', 'ndjson', ...extra, file]);
   expect(r.err).toBe('');
   return r.out === '' ? [] : r.out.trimEnd().split('\n').map((l) => JSON.parse(l));
@@ -153,8 +153,10 @@ describe('requests waiting for responses', () => {
     for (let i = 1; i <= n; i++) c.request({ apiKey: 18, apiVersion: 0, clientId: null });
     for (let i = 1; i <= n; i++) c.respond(i, Uint8Array.of(0, 0, 0, 0, 0, 0));
     const listed = await rows(s.file());
-    expect(listed).toHaveLength(n);
+    // Every request, and the six responses that came after their requests were given up, as rows of their own.
+    expect(listed).toHaveLength(n + 6);
     expect(listed.filter((x) => x.responseFrame === null).map((x) => x.correlationId)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(listed.filter((x) => x.requestCaptured === false).map((x) => x.correlationId)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 });
 
@@ -375,7 +377,7 @@ describe('floods (scaled down from `npm run fuzz -- flood`)', () => {
     expect((await kcid(['analyze', file, '--max-findings', '1', '--rule', 'zero-client-instance-id=warning', '--fail-on', 'warning'])).code).toBe(1);
     const table = await kcid(['analyze', file, '--max-findings', '10', '--max-connection-summaries', '100']);
     expect(table.out.split('\n')[0]).toBe(
-      '1 capture, 300 packets, 300 Kafka connections (port 9092), 300 requests, 1 client instance: 300 errors, 0 warnings, 0 notes (200 connections and 290 findings counted, not listed: see the notes)',
+      '1 capture, 300 packets, 300 Kafka connections (port 9092), 300 requests, 1 client instance: 300 errors, 0 warnings, 0 notes (200 connections and 290 findings counted, not listed: see the capture notes); 2 capture notes',
     );
     expect((await kcid(['analyze', file, '--max-findings', '0'])).err).toBe("kcid: invalid --max-findings '0' (expected a whole number from 1 to 100,000,000)\n");
   });

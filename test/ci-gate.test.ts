@@ -66,6 +66,9 @@ describe('baseline', () => {
     const table = await kcid(['analyze', MIX, '--baseline', baseline]);
     expect(table.stdout.split('\n')[0]).toMatch(/16 suppressed by the baseline$/);
     expect((await kcid(['analyze', MIX, '--baseline', join(dir, 'nope.json')])).stderr).toBe(`kcid: cannot read --baseline ${join(dir, 'nope.json')}: no such file\n`);
+    // The same words as --output for a folder that is not there.
+    expect(await kcid(['analyze', MIX, '--write-baseline', '/nonexistent/b.json'])).toMatchObject({ code: 2, stderr: 'kcid: cannot write --write-baseline /nonexistent/b.json: no such folder\n' });
+    expect(await kcid(['analyze', MIX, '--write-baseline', dir])).toMatchObject({ code: 2, stderr: `kcid: cannot write --write-baseline ${dir}: is a directory\n` });
   });
 });
 
@@ -87,5 +90,37 @@ describe('formats and --output', () => {
       expect(check(readFileSync(file, 'utf8'))).toBe(true);
     }
     expect((await kcid(['analyze', MIX, '--output', join(dir, 'no/such/dir/x')])).stderr).toBe(`kcid: cannot write --output ${join(dir, 'no/such/dir/x')}: no such folder\n`);
+  });
+});
+
+describe('gates mean what they say', () => {
+  it('JUnit fails only what --fail-on fails: a warning with --fail-on error is a passed test case', async () => {
+    const args = ['analyze', MIX, '--api', 'ConsumerGroupHeartbeat', '--format', 'junit'];
+    const passed = await kcid(args);
+    expect(passed.code).toBe(0);
+    expect(passed.stdout).toContain('<testsuites name="kcid" tests="18" failures="0" errors="0" time="0">');
+    expect(passed.stdout).toContain(
+      `    <testcase classname="kcid" name="member-id-mismatch" time="0">\n      <system-out>${MIX} frame 53, 10.2.0.25:44001 -&gt; 10.1.0.13:9092, ConsumerGroupHeartbeat v0, correlation 3: MemberId &quot;Tq3nWZ0bR1ubfIX6i9-Dfw&quot; is not the client instance ID DZ6PemtcTT6PGis8TV5vcA</system-out>\n`,
+    );
+    const failed = await kcid([...args, '--fail-on', 'warning']);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain('<testsuites name="kcid" tests="18" failures="1" errors="0" time="0">');
+    expect(failed.stdout).toContain('<failure type="warning" message="1 warning">');
+  });
+
+  it('SARIF results carry the level --rule gave, and the run lists the overrides', async () => {
+    const r = await kcid(['analyze', MIX, '--format', 'sarif', '--rule', 'member-id-mismatch=error', '--rule', 'capture-gap=off']);
+    const run = (JSON.parse(r.stdout) as { runs: { invocations: unknown; results: { ruleId: string; level: string }[] }[] }).runs[0]!;
+    expect(run.results.filter((x) => x.ruleId === 'member-id-mismatch').map((x) => x.level)).toEqual(['error']);
+    expect(run.results.some((x) => x.ruleId === 'capture-gap')).toBe(false);
+    expect(run.invocations).toEqual([
+      {
+        executionSuccessful: true,
+        ruleConfigurationOverrides: [
+          { descriptor: { id: 'member-id-mismatch', index: 9 }, configuration: { level: 'error' } },
+          { descriptor: { id: 'capture-gap', index: 14 }, configuration: { enabled: false } },
+        ],
+      },
+    ]);
   });
 });

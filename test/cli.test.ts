@@ -3,14 +3,15 @@
  * run() in-process with a fake Io; a few spawn bin/kcid to check the real process (stdin, exit code).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runKcid, type CliResult as Result } from './helpers.js';
 import { tmpDir, tmpFile } from './builder/capture.js';
 import { MIX_IDS } from './fixtures/kip1313-mix.js';
-import { floodCapture } from '../scripts/fuzz/flood.js';
 import { RULES } from '../src/analysis/rules/index.js';
+import { floodCapture } from '../scripts/fuzz/flood.js';
 
 const MIX = 'fixtures/kip1313-mix.pcapng';
 const KCAT = 'fixtures/kcat-mock-produce.pcap';
@@ -114,7 +115,7 @@ describe('kcid analyze', () => {
     ]);
     expect(instances[2]).toMatchObject({ clientInstanceId: 'XE0-LxoLTJ2Of2pbTD0uHw', source: 'telemetry', clientIds: ['legacy-billing'] });
     const connections = doc.connections as Record<string, unknown>[];
-    expect(connections[0]).toEqual({ client: '10.2.0.21:40001', broker: '10.1.0.11:9092', clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ', startSeen: true, requests: 4, gaps: 0, input: 0 });
+    expect(connections[0]).toEqual({ client: '10.2.0.21:40001', broker: '10.1.0.11:9092', clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ', startSeen: true, requests: 4, gaps: 0, input: 1 });
     const findings = doc.findings as Record<string, unknown>[];
     expect(findings[0]).toEqual({
       rule: 'client-id-after-first',
@@ -129,7 +130,7 @@ describe('kcid analyze', () => {
       apiVersion: 12,
       correlationId: 2,
       clientInstanceId: Buffer.from(MIX_IDS.payments).toString('base64url'),
-      input: 0,
+      input: 1,
     });
     expect(findings.map((f) => f.rule)).toEqual([
       'client-id-after-first',
@@ -217,6 +218,40 @@ describe('kcid analyze', () => {
     expect((await kcid(['analyze', MIX], { tty: true, env: {} })).stdout).toMatch(/\x1b\[31m\x1b\[1merror/);
   });
 
+  const GO_SNIFFER = '../shared/captures/public/40t__go-sniffer/kafka.pcap';
+  it.skipIf(!existsSync(GO_SNIFFER))('counts notes on the captures apart from info findings, so "0 notes" is never followed by a note', async () => {
+    const lines = (await kcid(['analyze', GO_SNIFFER])).stdout.split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      '1 capture, 20 packets, 2 Kafka connections (port 9092), 2 requests, 1 client instance: 0 errors, 0 warnings, 0 notes; 1 capture note',
+      `capture note: ${GO_SNIFFER}: 20 records have a captured length larger than their original length (a writer bug; e.g. some Linux cooked captures write incl_len = orig_len + 16): their original length is taken to be the captured length`,
+    ]);
+  });
+
+  it('--color, --no-color and FORCE_COLOR as chalk honours them; NO_COLOR as before', async () => {
+    const colored = (r: { stdout: string }) => /\x1b\[31m\x1b\[1merror/.test(r.stdout);
+    // Into a pipe: no colour, unless asked.
+    expect(colored(await kcid(['analyze', MIX]))).toBe(false);
+    expect(colored(await kcid(['analyze', MIX, '--color']))).toBe(true);
+    expect(colored(await kcid(['--color', 'analyze', MIX]))).toBe(true);
+    expect(colored(await kcid(['analyze', MIX], { env: { FORCE_COLOR: '1' } }))).toBe(true);
+    expect(colored(await kcid(['analyze', MIX], { env: { FORCE_COLOR: '' } }))).toBe(true);
+    // On a terminal: colour, unless told otherwise.
+    expect(colored(await kcid(['analyze', MIX], { tty: true }))).toBe(true);
+    expect(colored(await kcid(['analyze', MIX, '--no-color'], { tty: true }))).toBe(false);
+    expect(colored(await kcid(['analyze', MIX], { tty: true, env: { FORCE_COLOR: '0' } }))).toBe(false);
+    expect(colored(await kcid(['analyze', MIX], { tty: true, env: { FORCE_COLOR: 'false' } }))).toBe(false);
+    expect(colored(await kcid(['analyze', MIX], { tty: true, env: { NO_COLOR: '1', FORCE_COLOR: '1' } }))).toBe(false);
+    // The flag wins over the environment.
+    expect(colored(await kcid(['analyze', MIX, '--color'], { env: { NO_COLOR: '1' } }))).toBe(true);
+    expect(colored(await kcid(['analyze', MIX, '--no-color'], { tty: true, env: { FORCE_COLOR: '3' } }))).toBe(false);
+    // --output FILE: only with --color.
+    const file = join(tmpDir(), 'report.txt');
+    await kcid(['analyze', MIX, '--output', file], { env: { FORCE_COLOR: '1' } });
+    expect(readFileSync(file, 'utf8')).not.toMatch(/\x1b\[/);
+    await kcid(['analyze', MIX, '--output', file, '--color']);
+    expect(readFileSync(file, 'utf8')).toMatch(/\x1b\[31m\x1b\[1merror/);
+  });
+
   it('on a narrow terminal the instances table drops its least needed columns and says which, findings become a list', async () => {
     const instancesTable = (out: string) => out.slice(out.indexOf('Client instances\n') + 17, out.indexOf('\n\nFindings'));
     const narrow = instancesTable((await kcid(['analyze', MIX], { tty: true, columns: 100, env: { NO_COLOR: '1' } })).stdout).split('\n');
@@ -228,11 +263,13 @@ describe('kcid analyze', () => {
     expect(out.slice(out.indexOf('\nFindings\n') + 10).split('\n').slice(0, 6)).toEqual([
       'error    client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2',
       '    ClientId "payments-api" sent on a request other than the first of the connection',
-      'error    client-id-after-first  frame 44  10.2.0.24:43001 -> 10.1.0.12:9092  GetTelemetrySubscriptions v0 corr 3',
+      // The head line wraps at a space too, never past the width.
+      'error    client-id-after-first  frame 44  10.2.0.24:43001 -> 10.1.0.12:9092',
+      '    GetTelemetrySubscriptions v0 corr 3',
       '    ClientId "payments-api" sent on a request other than the first of the connection',
-      'error    telemetry-zero-id-with-header  frame 44  10.2.0.24:43001 -> 10.1.0.12:9092  GetTelemetrySubscriptions v0 corr 3',
-      '    GetTelemetrySubscriptions v0 asks for a new ID (zero body ClientInstanceId) although its header',
+      'error    telemetry-zero-id-with-header  frame 44  10.2.0.24:43001 -> 10.1.0.12:9092',
     ]);
+    expect(Math.max(...out.split('\n').map((l) => l.length))).toBeLessThanOrEqual(100);
     const wide = instancesTable((await kcid(['analyze', MIX], { tty: true, columns: 200, env: { NO_COLOR: '1' } })).stdout).split('\n');
     expect(wide[1]).toMatch(/^│ Client instance ID +│ Source +│ ClientId .*│ First seen +│ Last seen +│$/);
     expect(wide.at(-1)).toMatch(/^└/);
@@ -284,8 +321,10 @@ describe('kcid requests', () => {
       otherTags: [],
       responseFrame: 5,
       errorCode: 0,
+      errorName: 'NONE (0)',
       latencyMs: 0.1,
-      input: 0,
+      input: 1,
+      requestCaptured: true,
     });
     expect(lines.map((l) => l.frame)).toEqual([...lines.map((l) => l.frame as number)].sort((a, b) => a - b));
   });
@@ -293,8 +332,10 @@ describe('kcid requests', () => {
   it('prints a readable table by default', async () => {
     const r = await kcid(['requests', KCAT]);
     const rows = r.stdout.trimEnd().split('\n');
-    expect(rows[0]).toMatch(/^ {2}Frame {2}Time {13}Client -> Broker/);
-    expect(rows).toHaveLength(13);
+    expect(rows[0]).toMatch(/^ {2}Frame {2}Time {22}Client -> Broker/);
+    expect(rows[1]).toMatch(/^ {6}\d  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  /);
+    expect(rows).toHaveLength(14);
+    expect(rows.at(-1)).toBe('12 requests');
   });
 });
 
@@ -306,6 +347,39 @@ describe('kcid rules', () => {
     const one = await kcid(['rules', 'member-id-mismatch']);
     expect(one.stdout).toContain('member-id-mismatch (warning)');
     expect(one.stdout).toContain('Spec: KIP-1313: "the client SHOULD use the same UUID');
+  });
+
+  it('fits the terminal: at 80 columns each summary wraps under its column, at a word boundary', async () => {
+    const at80 = (await kcid(['rules'], { tty: true, columns: 80 })).stdout;
+    const lines = at80.trimEnd().split('\n');
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(80);
+    expect(lines.slice(0, 4)).toEqual([
+      'zero-client-instance-id           error    A request header carries the zero',
+      '                                           UUID as its ClientInstanceId (tag 0).',
+      'client-instance-id-changed        error    On one connection, a request header',
+      '                                           ClientInstanceId differs from the one',
+    ]);
+    // Every word of every summary is there, in order.
+    expect(at80.replace(/\s+/g, ' ')).toBe((await kcid(['rules'])).stdout.replace(/\s+/g, ' '));
+    const at200 = (await kcid(['rules'], { tty: true, columns: 200 })).stdout;
+    expect(at200).toBe((await kcid(['rules'])).stdout);
+    // Too narrow for a summary column: the summary goes under its rule.
+    expect((await kcid(['rules'], { tty: true, columns: 60 })).stdout.split('\n').slice(0, 3)).toEqual([
+      'zero-client-instance-id  error',
+      '    A request header carries the zero UUID as its',
+      '    ClientInstanceId (tag 0).',
+    ]);
+    const one = (await kcid(['rules', 'member-id-mismatch'], { tty: true, columns: 80 })).stdout;
+    expect(Math.max(...one.split('\n').map((l) => l.length))).toBeLessThanOrEqual(80);
+    expect(one.replace(/\s+/g, ' ')).toBe((await kcid(['rules', 'member-id-mismatch'])).stdout.replace(/\s+/g, ' '));
+  });
+
+  it('--format json: id, severity, summary, explanation and spec text of every rule, or of one', async () => {
+    const all = JSON.parse((await kcid(['rules', '--format', 'json'])).stdout) as Record<string, string>[];
+    expect(all.map((r) => r.id)).toEqual(RULES.map((r) => r.id));
+    expect(all[9]).toEqual({ id: 'member-id-mismatch', severity: 'warning', summary: RULES[9]!.summary, explanation: RULES[9]!.explanation, spec: RULES[9]!.spec });
+    expect(JSON.parse((await kcid(['rules', 'member-id-mismatch', '--format', 'json'])).stdout)).toEqual(all[9]);
+    expect(await kcid(['rules', 'nope', '--format', 'json'])).toMatchObject({ code: 2, stdout: '', stderr: "kcid: unknown rule 'nope' (see 'kcid rules' for the list)\n" });
   });
 });
 

@@ -72,6 +72,30 @@ describe('loadConfig', () => {
     });
   });
 
+  it('finds kcid.config.json in the nearest folder above, up to the repository root', () => {
+    const repo = folderWith({ 'kcid.config.json': '{"failOn": "warning"}' });
+    mkdirSync(join(repo, '.git'));
+    mkdirSync(join(repo, 'captures/today'), { recursive: true });
+    expect(loadConfig(null, join(repo, 'captures/today'))).toEqual({ file: '../../kcid.config.json', rules: new Map(), failOn: 'warning' });
+    // A nearer one wins.
+    writeFileSync(join(repo, 'captures/kcid.config.json'), '{"failOn": "info"}');
+    expect(loadConfig(null, join(repo, 'captures/today'))).toMatchObject({ file: '../kcid.config.json', failOn: 'info' });
+    // Errors name the file found.
+    writeFileSync(join(repo, 'captures/kcid.config.json'), '{"failOn": "loud"}');
+    expect(() => loadConfig(null, join(repo, 'captures/today'))).toThrow(new ConfigError("../kcid.config.json: failOn: invalid value 'loud' (expected error, warning, info or none)"));
+    // --config wins over any found.
+    writeFileSync(join(repo, 'captures/today/ci.json'), '{"failOn": "none"}');
+    expect(loadConfig('ci.json', join(repo, 'captures/today'))).toMatchObject({ file: 'ci.json', failOn: 'none' });
+  });
+
+  it('does not look above the repository root', () => {
+    const outer = folderWith({ 'kcid.config.json': '{"failOn": "warning"}' });
+    mkdirSync(join(outer, 'repo/.git'), { recursive: true });
+    mkdirSync(join(outer, 'repo/sub'));
+    expect(loadConfig(null, join(outer, 'repo/sub'))).toEqual({ file: null, rules: new Map() });
+    expect(loadConfig(null, join(outer, 'repo'))).toEqual({ file: null, rules: new Map() });
+  });
+
   it('reads --config FILE relative to the folder, instead of kcid.config.json', () => {
     const dir = folderWith({ 'kcid.config.json': '{"rules": {"capture-gap": "off"}}', 'ci.json': '{"rules": {"capture-gap": "error"}, "failOn": "warning"}' });
     expect(loadConfig('ci.json', dir)).toEqual({ file: 'ci.json', rules: new Map([['capture-gap', 'error']]), failOn: 'warning' });

@@ -8,6 +8,7 @@ import { run, type Io } from '../src/cli/main.js';
 import { sanitize } from '../src/base/sanitize.js';
 import { removeTmpFiles } from './builder/capture.js';
 import { apiVersionsRequestBody, concat, consumerGroupHeartbeatRequestBody, errorCodeResponseBody, int16, int32, sizePrefixed } from './builder/kafka.js';
+import { runKcid } from './helpers.js';
 import { Scenario } from './builder/scenario.js';
 import { ID_A, ID_A_B64 } from './helpers.js';
 
@@ -101,12 +102,15 @@ describe('wire strings in the outputs', () => {
     expect(rows.map((x) => x.clientId)).toEqual([HOSTILE, null, INVALID_DECODED, '__proto__', 'constructor']);
   });
 
-  it('requests (table): the ClientId column is escaped before it is cut to width', async () => {
+  it('requests (table): the ClientId column is escaped, whole into a pipe, escaped before it is cut on a terminal', async () => {
     const r = await kcid(['requests', file]);
     expect(r.code).toBe(0);
     expect(r.out.replace(/\n/g, '')).not.toMatch(UNSAFE);
-    expect(r.out).toContain('evil\\x1b[31mred\\x1b]0;p…');
+    expect(r.out).toContain(HOSTILE_SHOWN);
     expect(r.out).toContain(INVALID_DECODED);
+    const tty = await runKcid(['requests', file], { tty: true, columns: 160, env: { NO_COLOR: '1' } });
+    expect(tty.stdout.replace(/\n/g, '')).not.toMatch(UNSAFE);
+    expect(tty.stdout).toMatch(/ evil\\x1b\[31mred\\x1b\]0;pwned\\x07\\x9b2J\\u…  /);
   });
 
   it.each([

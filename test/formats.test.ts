@@ -37,6 +37,9 @@ function checkGolden(name: string, actual: string): void {
 
 // ---- schema validators ----
 
+/** --fail-on warning: warnings and errors are failed test cases. */
+const WARNINGS_FAIL = { failOn: 'warning' } as const;
+
 const JUNIT_XSD = readFileSync(new URL('./schemas/jenkins-junit-4.xsd', import.meta.url), 'utf8');
 const SARIF_SCHEMA = JSON.parse(readFileSync(new URL('./schemas/sarif-2.1.0-rtm.5.json', import.meta.url), 'utf8')) as object;
 
@@ -128,14 +131,15 @@ describe('the schema validators', () => {
 });
 
 describe('junit', () => {
+  // Most tests here are about the XML itself: they count warnings as failures, as --fail-on warning does.
   it('renders the mix fixture as the golden XML, valid against the Jenkins JUnit schema', () => {
-    const xml = renderJunit(mix);
+    const xml = renderJunit(mix, WARNINGS_FAIL);
     checkGolden('kip1313-mix.junit.xml', xml);
     junitDoc(xml).dispose();
   });
 
   it('has one testcase per rule, and suite counts that match its testcases', () => {
-    const doc = junitDoc(renderJunit(mix));
+    const doc = junitDoc(renderJunit(mix, WARNINGS_FAIL));
     expect(RULES.map((_, i) => doc.eval(`string(/testsuites/testsuite/testcase[${i + 1}]/@name)`))).toEqual(RULES.map((r) => r.id));
     expect(doc.eval('count(//testcase)')).toBe(40);
     expect(doc.eval('count(//testcase[failure])')).toBe(13);
@@ -159,7 +163,7 @@ describe('junit', () => {
 
   it('makes info findings pass and turned-off rules pass', async () => {
     const off = await analyzeFiles([MIX], {}, { severities: new Map([['client-id-after-first', 'off'], ['member-id-mismatch', 'info']]) });
-    const doc = junitDoc(renderJunit(off));
+    const doc = junitDoc(renderJunit(off, WARNINGS_FAIL));
     expect(doc.eval('count(//testcase[@name="client-id-after-first"]/*)')).toBe(0);
     expect(doc.eval('string(//testcase[@name="member-id-mismatch"]/system-out)')).toBe(
       'fixtures/kip1313-mix.pcapng frame 53, 10.2.0.25:44001 -> 10.1.0.13:9092, ConsumerGroupHeartbeat v0, correlation 3: MemberId "Tq3nWZ0bR1ubfIX6i9-Dfw" is not the client instance ID DZ6PemtcTT6PGis8TV5vcA',
@@ -171,7 +175,7 @@ describe('junit', () => {
   it('shows what a baseline suppressed as a property and in the summary', () => {
     const { report } = applyBaseline(mix, parseBaseline(JSON.stringify({ version: 1, createdBy: 'kcid', entries: [] }), 'b.json'));
     const suppressed = applyBaseline(report, { version: 1, entries: [], fingerprints: new Set(fingerprintAll(mix).slice(0, 3)) }).report;
-    const doc = junitDoc(renderJunit(suppressed));
+    const doc = junitDoc(renderJunit(suppressed, WARNINGS_FAIL));
     expect(doc.eval('string(//property[@name="suppressed"]/@value)')).toBe('3');
     expect(doc.eval('string(/testsuites/testsuite/system-out)')).toBe(
       '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 8 errors, 3 warnings, 2 notes, 3 suppressed by the baseline',
@@ -179,8 +183,25 @@ describe('junit', () => {
     doc.dispose();
   });
 
+  it('fails only rules with findings at or above --fail-on: the others pass with their findings in system-out', () => {
+    const count = (failOn: 'error' | 'warning' | 'info' | 'none') => {
+      const doc = junitDoc(renderJunit(mix, { failOn }));
+      const result = [doc.eval('string(/testsuites/@failures)'), doc.eval('count(//testcase[system-out])'), doc.eval('string(//testcase[@name="member-id-mismatch"]/system-out)')];
+      doc.dispose();
+      return result;
+    };
+    const memberId =
+      'fixtures/kip1313-mix.pcapng frame 53, 10.2.0.25:44001 -> 10.1.0.13:9092, ConsumerGroupHeartbeat v0, correlation 3: MemberId "Tq3nWZ0bR1ubfIX6i9-Dfw" is not the client instance ID DZ6PemtcTT6PGis8TV5vcA';
+    // The mix has 10 rules with errors, 3 with warnings, 2 with notes.
+    expect(count('error')).toEqual(['10', 5, memberId]);
+    expect(count('warning')).toEqual(['13', 2, '']);
+    expect(count('info')).toEqual(['15', 0, '']);
+    expect(count('none')).toEqual(['0', 15, memberId]);
+    expect(renderJunit(mix)).toBe(renderJunit(mix, { failOn: 'error' }));
+  });
+
   it('renders an empty report: every rule passes', () => {
-    const xml = renderJunit(withFindings({ ...mix, inputs: [] }, []));
+    const xml = renderJunit(withFindings({ ...mix, inputs: [] }, []), WARNINGS_FAIL);
     expect(xml).toBe(
       [
         '<?xml version="1.0" encoding="UTF-8"?>',
@@ -198,7 +219,7 @@ describe('junit', () => {
 
   it('lists rules it does not know (a summary from a newer kcid) after the registry', () => {
     const f: Finding = { ...mix.findings[0]!, rule: 'from-the-future', severity: 'warning' };
-    const doc = junitDoc(renderJunit(withFindings(mix, [f])));
+    const doc = junitDoc(renderJunit(withFindings(mix, [f]), WARNINGS_FAIL));
     expect(doc.eval('string(/testsuites/testsuite/testcase[last()]/@name)')).toBe('from-the-future');
     expect(doc.eval('string(/testsuites/@tests)')).toBe('41');
     expect(doc.eval('string(/testsuites/@failures)')).toBe('1');
@@ -369,7 +390,7 @@ describe('ndjson', () => {
     expect(text.split('\n')[0]).toBe(
       '{"rule":"client-id-after-first","severity":"error","message":"ClientId \\"payments-api\\" sent on a request other than the first of the connection",' +
         '"frame":42,"time":"2025-12-01T00:00:00.004100Z","client":"10.2.0.24:43001","broker":"10.1.0.12:9092","apiKey":3,"apiName":"Metadata","apiVersion":12,' +
-        '"correlationId":2,"clientInstanceId":"xaHnsh0_Toqca38uDUqLkQ","input":0}',
+        '"correlationId":2,"clientInstanceId":"xaHnsh0_Toqca38uDUqLkQ","input":1}',
     );
   });
 
@@ -399,7 +420,7 @@ describe('hostile wire strings', () => {
   });
 
   it('stays valid JUnit, its text unchanged after parsing', () => {
-    const xml = renderJunit(report);
+    const xml = renderJunit(report, WARNINGS_FAIL);
     expect(xml).not.toMatch(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/);
     expect(xml.match(/<\/failure>/g)).toHaveLength(2);
     const doc = junitDoc(xml);
@@ -436,7 +457,7 @@ describe('hostile wire strings', () => {
   it('keeps unsanitized controls out of every format (a finding built by hand)', () => {
     const raw: Finding = { ...report.findings[0]!, message: 'a\x00b\nc\rd\x1b[31m\ud800|`' };
     const r = withFindings(report, [raw]);
-    const doc = junitDoc(renderJunit(r));
+    const doc = junitDoc(renderJunit(r, WARNINGS_FAIL));
     expect(doc.eval('string(//testcase[@name="client-id-after-first"]/failure)')).toMatch(/: a\\x00b\nc\rd\\x1b\[31m\\u\{d800\}\|`$/);
     doc.dispose();
     const md = renderMarkdown(r);

@@ -61,10 +61,10 @@ describe('analyze - --follow', () => {
     expect(firstSeen).toBeGreaterThan(0);
     expect(firstSeen).toBeLessThan(live.seenAt.length - 3);
     expect(live.lines[0]).toBe(
-      'error  client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2  ClientId "payments-api" sent on a request other than the first of the connection',
+      '2025-12-01T00:00:00.004Z  error  client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2  ClientId "payments-api" sent on a request other than the first of the connection',
     );
     expect(live.lines).toContain('1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 11 errors, 3 warnings, 2 notes');
-    expect(live.lines.filter((l) => /^(error|warning|info)  /.test(l))).toHaveLength(16);
+    expect(live.lines.filter((l) => /^2025-12-01T[\d:.]+Z  (error|warning|info)  /.test(l))).toHaveLength(16);
   });
 
   it('with --format ndjson writes one JSON object per finding and a summary object last', async () => {
@@ -81,7 +81,7 @@ describe('analyze - --follow', () => {
     // Stop after the payments-api violations (frame 45 ends near byte 6,000).
     const live = await follow(['analyze', '-', '--follow'], MIX_BYTES, 1500, 30, 7500);
     expect(live.code).toBe(1);
-    expect(live.lines[0]).toMatch(/^error {2}client-id-after-first {2}frame 42 /);
+    expect(live.lines[0]).toMatch(/^2025-12-01T00:00:00\.004Z {2}error {2}client-id-after-first {2}frame 42 /);
     expect(live.lines.some((l) => /^1 capture, \d+ packets, /.test(l))).toBe(true);
   });
 
@@ -123,13 +123,31 @@ describe('filters', () => {
   it('--client-id, --client, --broker, --api, --since and --until', async () => {
     expect((await findings(['--client-id', 'payments-api'])).findings.map((f) => f.frame)).toEqual([42, 44, 44, 45, 45]);
     expect((await findings(['--client', '10.2.0.28'])).findings.map((f) => f.rule)).toEqual(['client-instance-id-changed', 'client-instance-id-missing', 'malformed-request-header']);
-    const none = await kcid(['analyze', MIX, '--format', 'json', '--client', '10.2.0.28:1']);
-    expect(none.stderr).toBe('kcid: warning: the filters match no Kafka connection\n');
+    const none = await kcid(['analyze', MIX, '--format', 'json', '--client', '10.2.0.28:1', '--allow-empty']);
+    expect(none).toMatchObject({ code: 0, stderr: '' });
     expect((JSON.parse(none.stdout) as { findings: unknown[] }).findings).toEqual([]);
     expect((await findings(['--broker', '10.1.0.13:9092'])).summary.connections).toBe(3);
     expect((await findings(['--api', 'PushTelemetry,68'])).findings.map((f) => f.rule)).toEqual(['telemetry-id-mismatch', 'member-id-mismatch']);
     expect((await findings(['--since', '6ms'])).findings.map((f) => f.frame)).toEqual([62, 69, 76, 78, 80, 84, 85]);
     expect((await findings(['--until', '2025-12-01T00:00:00.004500Z'])).findings.map((f) => f.frame)).toEqual([42, 44, 44, 45, 45]);
+  });
+
+  it('filters that match nothing exit 2 with the filters named, unless --allow-empty', async () => {
+    const message = (filters: string) => `kcid: the filters match no Kafka connection (${filters}); give --allow-empty if that is expected\n`;
+    for (const [command, extra] of [
+      ['analyze', ['--format', 'json']],
+      ['analyze', ['--format', 'junit', '--fail-on', 'none']],
+      ['clients', []],
+      ['requests', ['--format', 'ndjson']],
+    ] as const) {
+      const typo = await kcid([command, MIX, ...extra, '--broker', 'nothost']);
+      expect(typo).toMatchObject({ code: 2, stderr: message('--broker nothost') });
+      expect(await kcid([command, MIX, ...extra, '--client-id', 'nobody', '--api', 'Produce'])).toMatchObject({ code: 2, stderr: message('--client-id nobody --api Produce') });
+      expect(await kcid([command, MIX, ...extra, '--broker', 'nothost', '--allow-empty'])).toMatchObject({ code: 0, stderr: '' });
+    }
+    // Filters that match something: the usual exit codes.
+    expect((await kcid(['analyze', MIX, '--format', 'json', '--broker', '10.1.0.13'])).code).toBe(1);
+    expect((await kcid(['requests', MIX, '--format', 'ndjson', '--broker', '10.1.0.13'])).code).toBe(0);
   });
 
   it('bad filter values are one-line usage errors', async () => {

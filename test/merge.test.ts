@@ -95,6 +95,19 @@ describe('kcid merge', () => {
     expect(r.stderr.split('\n')).toHaveLength(2);
   });
 
+  it.each([
+    ['fixtures/kip1313-mix.pcapng', 'pcapng'],
+    ['fixtures/kcat-mock-produce.pcap', 'pcap'],
+    ['fixtures/kcat-mock-nano.pcap', 'pcap'],
+    ['fixtures/kcat-mock-large.pcap.gz', 'gzip'],
+  ])('says %s is a capture, not a summary', async (file, kind) => {
+    expect(await kcid(['merge', file])).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: `kcid: ${file}: is a ${kind} capture, not a summary (analyse it with 'kcid analyze', or make a summary with 'kcid analyze ${file} --format summary-json')\n`,
+    });
+  });
+
   it('keeps input file names and frame numbers of each part', async () => {
     const part = tmpFile('p.json', (await kcid(['analyze', FILES[0]!, '--format', 'summary-json'])).stdout);
     const again = tmpFile('q.json', readFileSync(part));

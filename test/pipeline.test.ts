@@ -45,7 +45,11 @@ describe('finding Kafka and the broker side', () => {
     c.serverBytes(concat(int32(10), int32(77), new Uint8Array(6)));
     c.respond(c.request({ apiKey: 3, apiVersion: 12, correlationId: 78, clientId: 'app', clientInstanceId: ID_A, body: metadataV12 }));
     const rows = await requests(s);
-    expect(rows.map((r) => [r.client, r.broker, r.correlationId, r.clientInstanceId, r.responseFrame])).toEqual([['10.0.0.1:40000', '10.0.0.2:30000', 78, ID_A_B64, 3]]);
+    // The response without its request is listed too (as tshark lists it), marked as such.
+    expect(rows.map((r) => [r.client, r.broker, r.correlationId, r.clientInstanceId, r.responseFrame, r.requestCaptured])).toEqual([
+      ['10.0.0.1:40000', '10.0.0.2:30000', 77, null, 1, false],
+      ['10.0.0.1:40000', '10.0.0.2:30000', 78, ID_A_B64, 3, true],
+    ]);
   });
 
   it('a port seen as a broker earlier settles a later connection whose start was missed', async () => {
@@ -60,6 +64,7 @@ describe('finding Kafka and the broker side', () => {
     const rows = await requests(s);
     expect(rows.map((r) => [r.client, r.broker, r.apiName, r.correlationId])).toEqual([
       ['127.0.0.1:40000', '127.0.0.1:34127', 'Metadata', 1],
+      ['127.0.0.1:54512', '127.0.0.1:34127', null, 5],
       ['127.0.0.1:54512', '127.0.0.1:34127', 'Metadata', 6],
     ]);
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../src/analysis/report.js';
+import { makeClock } from '../src/report/clock.js';
 import { makeStyle } from '../src/report/style.js';
 import { renderInstances } from '../src/report/table.js';
 
@@ -12,13 +13,16 @@ const DAY1 = Date.UTC(2025, 11, 1, 23, 59, 59, 500) * 1000;
 const DAY2 = Date.UTC(2025, 11, 2, 0, 0, 1, 250) * 1000;
 
 describe('first and last seen', () => {
-  it('show the time of day when every time falls on one day', () => {
-    const out = renderInstances({ instances: [instance(DAY1, DAY1)] } as unknown as Report, makeStyle(false));
-    expect(out).toContain('│ 23:59:59.500 │ 23:59:59.500 │');
+  it('carry the date and zone by default (-t ad), so a capture spanning days reads in order', () => {
+    const out = renderInstances({ instances: [instance(DAY1, DAY2)] } as unknown as Report, makeStyle(false));
+    expect(out).toContain('│ 2025-12-01T23:59:59.500Z │ 2025-12-02T00:00:01.250Z │');
   });
 
-  it('show the date too when the times span midnight, so last seen is never before first seen', () => {
-    const out = renderInstances({ instances: [instance(DAY1, DAY2)] } as unknown as Report, makeStyle(false));
-    expect(out).toContain('│ 2025-12-01 23:59:59.500 │ 2025-12-02 00:00:01.250 │');
+  it('follow -t: time of day, seconds since the first packet, epoch, local time', () => {
+    const render = (clock: ReturnType<typeof makeClock>) => renderInstances({ instances: [instance(DAY1, DAY2)] } as unknown as Report, makeStyle(false), Infinity, clock);
+    expect(render(makeClock('a'))).toContain('│ 23:59:59.500 │ 00:00:01.250 │');
+    expect(render(makeClock('r', DAY1 - 1_000_000))).toContain('│ 1.000      │ 2.750     │');
+    expect(render(makeClock('e'))).toContain('│ 1764633599.500 │ 1764633601.250 │');
+    expect(render(makeClock('l', null, 'Asia/Kolkata'))).toContain('│ 2025-12-02T05:29:59.500+05:30 │ 2025-12-02T05:30:01.250+05:30 │');
   });
 });

@@ -188,15 +188,17 @@ export async function checkCapture(path: string, opts: CheckOptions = {}): Promi
     outcome.report = report;
     const lines = nd1.out === '' ? [] : nd1.out.slice(0, -1).split('\n');
     if (nd1.out !== '' && !nd1.out.endsWith('\n')) return fail('ndjson', 'requests --format ndjson does not end with a newline');
+    let requestRows = 0;
     for (const [i, line] of lines.entries()) {
       try {
-        JSON.parse(line);
+        // Responses whose request was not captured are rows too (requestCaptured false), not requests.
+        if ((JSON.parse(line) as { requestCaptured?: boolean }).requestCaptured !== false) requestRows++;
       } catch (e) {
         return fail('ndjson', `ndjson line ${i + 1} is not JSON: ${(e as Error).message}`);
       }
     }
-    if (lines.length !== report.summary.requests) {
-      return fail('inconsistent', `requests lists ${lines.length} requests, analyze counts ${report.summary.requests}`);
+    if (requestRows !== report.summary.requests) {
+      return fail('inconsistent', `requests lists ${requestRows} requests, analyze counts ${report.summary.requests}`);
     }
     for (const [what, r] of runs) {
       const bad = unsafeAt(r.out.replace(/\n/g, ''));

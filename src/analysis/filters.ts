@@ -194,7 +194,8 @@ export interface RowFacts {
   clientInstanceId: string | null;
   client: string;
   broker: string;
-  apiKey: number;
+  /** null for a response whose request was not captured (no --api matches it). */
+  apiKey: number | null;
 }
 
 /**
@@ -219,7 +220,7 @@ export function rowPredicate(
     (f.clientId === undefined || connectionClientIds.includes(f.clientId)) &&
     (f.client === undefined || matchesEndpoint(f.client, r.client)) &&
     (f.broker === undefined || matchesEndpoint(f.broker, r.broker)) &&
-    (f.apis === undefined || f.apis.has(r.apiKey)) &&
+    (f.apis === undefined || (r.apiKey !== null && f.apis.has(r.apiKey))) &&
     (f.since === undefined || timeUs >= resolveBound(f.since, startUs())) &&
     (f.until === undefined || timeUs <= resolveBound(f.until, startUs()));
 }

@@ -13,8 +13,10 @@ import {
   parseTimeBound,
   resolveInstance,
   rowPredicate,
+  captureStartUs,
   type Filters,
 } from '../analysis/filters.js';
+import { pcapMagic } from '../capture/pcap.js';
 import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
 import { REPORT_RULES, TELEMETRY_RULES } from '../analysis/rules/index.js';
@@ -23,13 +25,15 @@ import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '..
 import type { CaptureSummary, Finding } from '../analysis/types.js';
 import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../base/json-text.js';
-import { RequestRows, requestNdjson, requestTableHeader, requestTableRow, type RequestRow } from '../report/requests.js';
+import { sanitize } from '../base/sanitize.js';
+import { RequestRows, RequestTable, requestJson, requestNdjson, type RequestRow } from '../report/requests.js';
+import { makeClock, TimeZoneError, type Clock, type TimeFormat } from '../report/clock.js';
 import type { Style } from '../report/style.js';
 import { activateProtocol, apiLabel } from '../kafka/protocol.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
 import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
-import { Out } from './output.js';
+import { Out, writeProblem } from './output.js';
 import { Progress } from './progress.js';
 
 export interface CommonCliOptions {
@@ -54,6 +58,8 @@ export interface CommonCliOptions {
   telemetry?: boolean;
   kafkaSpecs?: string;
   kip1313?: string;
+  allowEmpty?: boolean;
+  timeFormat?: string;
 }
 
 export interface AnalyzeCliOptions extends CommonCliOptions {
@@ -126,6 +132,16 @@ export function parseFilters(o: Partial<CommonCliOptions>): Filters {
   return f;
 }
 
+/**
+ * `kcid analyze -` typed at a terminal with nothing piped in would wait in silence: say what it is
+ * waiting for (stdin is the terminal itself).
+ */
+function announceStdin(captures: readonly string[], io: Io): void {
+  if (captures.includes('-') && io.stdinIsTTY === true) {
+    io.stderr.write('kcid: reading a capture from standard input (the terminal): pipe one in, e.g. tcpdump -U -w - | kcid analyze -, or press Ctrl-D\n');
+  }
+}
+
 /** The same capture twice would count every request twice; '-' can be read once. */
 export function checkInputs(files: readonly string[], what: string): void {
   const seen = new Set<string>();
@@ -135,9 +151,28 @@ export function checkInputs(files: readonly string[], what: string): void {
   }
 }
 
-/** Filters that match nothing are legal, but a CI gate that checks nothing should say so. */
-function warnIfEmpty(report: Report, filters: Filters, io: Io): void {
-  if (hasFilters(filters) && report.connections.length === 0) io.stderr.write('kcid: warning: the filters match no Kafka connection\n');
+/** The filter options given, as typed: "--broker nothost --api Produce". */
+function filterText(o: Partial<CommonCliOptions>): string {
+  const names: [keyof CommonCliOptions, string][] = [
+    ['instance', '--instance'],
+    ['clientId', '--client-id'],
+    ['client', '--client'],
+    ['broker', '--broker'],
+    ['api', '--api'],
+    ['since', '--since'],
+    ['until', '--until'],
+  ];
+  return names.flatMap(([key, flag]) => (o[key] === undefined ? [] : [`${flag} ${sanitize(String(o[key]))}`])).join(' ');
+}
+
+/**
+ * Filters that match nothing usually mean a typo, and a CI gate that checks nothing must not pass:
+ * exit 2 with the filters named, unless --allow-empty says an empty match is expected (as eslint
+ * refuses patterns that match no file unless told otherwise).
+ */
+function checkNotEmpty(matched: boolean, o: Partial<CommonCliOptions>, filters: Filters): void {
+  if (matched || !hasFilters(filters) || o.allowEmpty === true) return;
+  throw new UsageError(`the filters match no Kafka connection (${filterText(o)}); give --allow-empty if that is expected`);
 }
 
 /** Was this option given on the command line (rather than left at its default)? */
@@ -160,6 +195,16 @@ export function severities(config: Config, o: { rule?: string[] }): Map<string, 
   return mergeSeverities(config, (o.rule ?? []).map(parseRuleSetting));
 }
 
+/** The clock tables show times with (-t), for the inputs starting at `startUs`. TZ is read for -t l. */
+function clockFor(o: { timeFormat?: string }, startUs: number | null | (() => number | null), io: Io): Clock {
+  try {
+    return makeClock((o.timeFormat ?? 'ad') as TimeFormat, startUs, io.env.TZ);
+  } catch (e) {
+    if (e instanceof TimeZoneError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
 /** Columns for tables: the terminal's, or a fixed 200 when not a terminal (files and CI logs stay stable). */
 function tableWidth(out: Out): number {
   return out.isTTY ? (out.columns ?? 200) : 200;
@@ -171,7 +216,8 @@ function tableWidth(out: Out): number {
  */
 export async function styleFor(out: Out, io: Io): Promise<Style> {
   const { makeStyle, wantsColor } = await import('../report/style.js');
-  return makeStyle(out.isTTY && wantsColor({ isTTY: true }, io.env));
+  // --output FILE is never coloured unless --color asks.
+  return makeStyle(wantsColor({ isTTY: out.isTTY }, io.env, io.color) && (out.isTTY || io.color === true || !out.toFile));
 }
 
 /** From merged summary to the report shown: severities, baseline, filters. */
@@ -181,7 +227,7 @@ function reportFrom(summary: CaptureSummary, o: AnalyzeCliOptions, config: Confi
     try {
       writeFileSync(o.writeBaseline, writeBaseline(report));
     } catch (e) {
-      throw new UsageError(`cannot write --write-baseline ${o.writeBaseline}: ${(e as Error).message}`);
+      throw new UsageError(`cannot write --write-baseline ${o.writeBaseline}: ${writeProblem(e)}`);
     }
   }
   if (o.baseline !== undefined) {
@@ -197,28 +243,28 @@ function reportFrom(summary: CaptureSummary, o: AnalyzeCliOptions, config: Confi
 }
 
 /** Writes the report in the chosen format; the JSON formats are written in pieces as they are made. */
-async function emit(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, out: Out, io: Io): Promise<void> {
+async function emit(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, config: Config, out: Out, io: Io): Promise<void> {
   const write = (s: string) => out.write(s);
   if (o.format === 'json') writeReportJson(report, write);
   else if (o.format === 'summary-json') writeSummaryJson(summary, write);
-  else out.write(await render(report, o, out, io));
+  else out.write(await render(report, o, config, out, io));
 }
 
-async function render(report: Report, o: AnalyzeCliOptions, out: Out, io: Io): Promise<string> {
+async function render(report: Report, o: AnalyzeCliOptions, config: Config, out: Out, io: Io): Promise<string> {
   const format = o.format;
   switch (format) {
     case 'ndjson':
       return (await import('../report/ndjson.js')).renderFindingsNdjson(report);
     case 'junit':
-      return (await import('../report/junit.js')).renderJunit(report);
+      return (await import('../report/junit.js')).renderJunit(report, { failOn: parseFailOn(o.failOn) });
     case 'sarif':
-      return (await import('../report/sarif.js')).renderSarif(report, packageVersion());
+      return (await import('../report/sarif.js')).renderSarif(report, packageVersion(), undefined, severities(config, o));
     case 'markdown':
       return (await import('../report/markdown.js')).renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
     case 'html':
       return (await import('../report/html/page.js')).renderHtml(report, { version: packageVersion() });
     default:
-      return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), tableWidth(out));
+      return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), tableWidth(out), clockFor(o, captureStartUs(report), io), out.isTTY);
   }
 }
 
@@ -226,6 +272,7 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   const config = applyConfig(o, given, io);
   const failOn = parseFailOn(o.failOn);
   checkInputs(captures, 'capture');
+  announceStdin(captures, io);
   if (o.follow === true) return followAnalyze(captures, o, io, config);
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
@@ -235,8 +282,12 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   if (o.format === 'parquet' && o.output === undefined) throw new UsageError('--format parquet writes a file: give it with -o FILE');
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
   const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
-  progress?.done();
-  return writeReport(summary, o, config, failOn, io);
+  progress?.writing();
+  try {
+    return await writeReport(summary, o, config, failOn, io);
+  } finally {
+    progress?.done();
+  }
 }
 
 export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io, given: GivenOnCli): Promise<number> {
@@ -244,16 +295,28 @@ export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io
   const failOn = parseFailOn(o.failOn);
   checkInputs(files, 'summary');
   const parts = files.map((file) => {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = readFileSync(file, 'utf8');
+      bytes = readFileSync(file);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       throw new SummaryError(`${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${(e as Error).message}`}`);
     }
-    return parseSummary(text, file);
+    const capture = captureKind(bytes);
+    if (capture !== null) {
+      throw new SummaryError(`${file}: is a ${capture} capture, not a summary (analyse it with 'kcid analyze', or make a summary with 'kcid analyze ${file} --format summary-json')`);
+    }
+    return parseSummary(bytes.toString('utf8'), file);
   });
   return writeReport(mergeSummaries(parts), o, config, failOn, io);
+}
+
+/** "pcap", "pcapng" or "gzip" when the bytes start like one (summaries are JSON), else null. */
+function captureKind(bytes: Buffer): string | null {
+  if (bytes.length < 4) return null;
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return 'gzip';
+  if (bytes.readUInt32BE(0) === 0x0a0d0d0a) return 'pcapng';
+  return pcapMagic(bytes) === null ? null : 'pcap';
 }
 
 /** From the merged summary (of captures, or of summary files) to the report written, and the exit code. */
@@ -261,20 +324,21 @@ async function writeReport(summary: CaptureSummary, o: AnalyzeCliOptions, config
   if (o.format === 'parquet' && o.output === undefined) throw new UsageError('--format parquet writes a file: give it with -o FILE');
   const out = o.format === 'parquet' ? null : new Out(io.stdout, o.output);
   const report = reportFrom(summary, o, config);
-  warnIfEmpty(report, parseFilters(o), io);
+  checkNotEmpty(report.connections.length > 0, o, parseFilters(o));
   if (out === null) (await import('../export/single.js')).writeFindingsParquet(report, o.output!, parquetFileOptions());
   else {
-    await emit(report, summary, o, out, io);
+    await emit(report, summary, o, config, out, io);
     out.close();
   }
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
 }
 
-/** One finding as one line, for follow mode's table format. */
-function findingLine(f: Finding, style: Style): string {
+/** One finding as one line, for follow mode's table format: its time first (-t), as tcpdump prints. */
+function findingLine(f: Finding, style: Style, clock: Clock): string {
   const api = f.apiKey === null ? '' : `  ${apiLabel(f.apiKey, f.apiVersion ?? 0)} corr ${f.correlationId}`;
   const where = f.client === null ? '' : `  ${f.client} -> ${f.broker}`;
-  return `${style.severity(f.severity)}  ${f.rule}  frame ${f.frame ?? '-'}${where}${api}  ${f.message}\n`;
+  const time = f.timeUs === null ? '' : `${clock(f.timeUs)}  `;
+  return `${time}${style.severity(f.severity)}  ${f.rule}  frame ${f.frame ?? '-'}${where}${api}  ${f.message}\n`;
 }
 
 /**
@@ -293,28 +357,31 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   const { renderInstances, summaryLine } = await import('../report/table.js');
   const controller = new AbortController();
   const stopListening = io.onInterrupt?.(() => controller.abort()) ?? (() => {});
+  let startUs: number | null = null;
+  const clock = clockFor(o, () => startUs, io);
   const opts = { ...captureOptions(o, null), signal: controller.signal };
   const show = (f: Finding) => {
     const setting = settings.get(f.rule);
     if (setting === 'off') return;
     const shown = setting === undefined ? f : { ...f, severity: setting };
     if (hasFilters(filters) && filterReport(single(shown), filters).findings.length === 0) return;
-    out.write(o.format === 'ndjson' ? `${safeJson(findingJson(shown))}\n` : findingLine(shown, style));
+    out.write(o.format === 'ndjson' ? `${safeJson(findingJson(shown))}\n` : findingLine(shown, style, clock));
   };
   let result;
   try {
-    result = await analyzeInput(captures[0]!, 0, opts, show);
+    result = await analyzeInput(captures[0]!, 0, opts, show, { captureStart: (us) => (startUs = us) });
   } finally {
     stopListening();
   }
   const summary = mergeResults([result]);
   const report = reportFrom(summary, o, config);
+  checkNotEmpty(report.connections.length > 0, o, filters);
   const crossRules = new Set([...REPORT_RULES, ...TELEMETRY_RULES].map((r) => r.id));
-  for (const f of report.findings) if (crossRules.has(f.rule)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style));
+  for (const f of report.findings) if (crossRules.has(f.rule)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style, clock));
   if (o.format === 'ndjson') {
     out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings } } })}\n`);
   } else {
-    out.write(`\n${summaryLine(report)}\n${renderInstances(report, style, tableWidth(out))}\n`);
+    out.write(`\n${summaryLine(report)}\n${renderInstances(report, style, tableWidth(out), clock)}\n`);
   }
   out.close();
   return reachesThreshold(report, failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
@@ -346,6 +413,7 @@ export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 export async function requestsCommand(captures: string[], o: RequestsCliOptions, io: Io): Promise<number> {
   const follow = o.follow === true;
   checkInputs(captures, 'capture');
+  announceStdin(captures, io);
   if (follow && captures.length !== 1) throw new UsageError('--follow reads one input (use - for stdin)');
   const filters = parseFilters(o);
   const progress = follow ? null : Progress.forStream(io.stderr, o.quiet === true);
@@ -357,20 +425,42 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   const parquet = o.format === 'parquet' ? await requestsParquet(captures, o.output, follow) : null;
   const out = new Out(io.stdout, parquet === null ? o.output : undefined, follow);
   const multiple = captures.length > 1;
-  if (o.format === 'table') out.write(requestTableHeader());
+  let startUs: number | null = null;
+  const clock = clockFor(o, () => startUs, io);
+  const tty = out.isTTY;
+  // On a terminal (not --follow, where rows must not wait), the first rows decide the column widths.
+  const sampling = o.format === 'table' && tty && !follow;
+  const sample: RequestRow[] = [];
+  let table: RequestTable | null = null;
+  const layOut = () => {
+    table = new RequestTable({ ...(tty ? { width: out.columns ?? 80 } : {}), ...(sampling ? { sample } : {}), multipleInputs: multiple, clock });
+    if (multiple) out.write(inputLegend(captures));
+    out.write(table.header());
+    for (const row of sample) out.write(table.row(row));
+    sample.length = 0;
+  };
+  if (o.format === 'table' && !sampling) layOut();
+  const show = (row: RequestRow) => {
+    if (o.format !== 'table') return out.write(requestNdjson(row));
+    if (table !== null) return out.write(table.row(row));
+    sample.push(row);
+    if (sample.length >= SAMPLE_ROWS) layOut();
+  };
+  let kept = 0;
+  let orphans = 0;
   try {
     for (const [i, file] of captures.entries()) {
-      let startUs: number | null = null;
+      startUs = null;
       const keep = rowPredicate(filters, () => startUs);
-      const rows = new RequestRows(
-        i,
-        (row, s, us) => {
-          if (!keep(row, s.clientIds, us)) return;
-          if (parquet !== null) parquet.add(row, us, i);
-          else out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
-        },
-        o.bodies === true,
-      );
+      const rows = new RequestRows(i, (row, s, us) => {
+        if (!keep(row, s.clientIds, us)) return;
+        kept++;
+        if (!row.requestCaptured) orphans++;
+        // The Parquet requests table holds requests (a response without its request is not one).
+        if (parquet !== null) {
+          if (row.requestCaptured) parquet.add(row, us, i);
+        } else show(row);
+      }, o.bodies === true);
       rows.captureStart = (us: number) => {
         startUs = us;
       };
@@ -386,8 +476,23 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   } finally {
     stopListening();
   }
+  if (o.format === 'table') {
+    if (table === null) layOut();
+    out.write(table!.footer());
+    const requests = kept - orphans;
+    out.write(`${requests.toLocaleString('en-US')} ${requests === 1 ? 'request' : 'requests'}${orphans === 0 ? '' : `, ${orphans.toLocaleString('en-US')} ${orphans === 1 ? 'response' : 'responses'} whose request was not captured`}\n`);
+  }
   out.close();
+  checkNotEmpty(kept > 0, o, filters);
   return EXIT_CLEAN;
+}
+
+/** Rows `kcid requests` on a terminal measures before it prints the header. */
+const SAMPLE_ROWS = 200;
+
+/** "[1] broker-1.pcapng" lines: frames of several inputs show as 2:42, input 2's frame 42. */
+export function inputLegend(files: readonly string[]): string {
+  return `${files.map((f, i) => `[${i + 1}] ${f === '-' ? '- (standard input)' : sanitize(f)}`).join('\n')}\n`;
 }
 
 /** `kcid requests --format parquet -o FILE`: the export's requests table, every capture in one file. */
@@ -409,6 +514,7 @@ export async function clientsCommand(
 ): Promise<number> {
   const config = applyConfig(o, given, io);
   checkInputs(captures, 'capture');
+  announceStdin(captures, io);
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
   const { instance, ...others } = parseFilters(o);
@@ -420,6 +526,7 @@ export async function clientsCommand(
     const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
     progress?.done();
     const report = filterReport(buildReport(summary, { severities: severities(config, o) }), others);
+    checkNotEmpty(report.connections.length > 0, o, others);
     out.write(o.format === 'json' ? renderClientsJson(report) : renderClientsTable(report, style, tableWidth(out)));
     out.close();
     return EXIT_CLEAN;
@@ -449,9 +556,9 @@ export async function clientsCommand(
   const telemetry = report.telemetry.filter((c) => c.instanceId === id);
   const { renderTelemetrySummary, telemetryJson } = await import('../report/telemetry.js');
   if (o.format === 'json') {
-    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine, telemetry: telemetryJson(telemetry) }, 2)}\n`);
+    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine.map(requestJson), telemetry: telemetryJson(telemetry) }, 2)}\n`);
   } else {
-    out.write(renderClientDetail(report, inst, mine, truncated, style));
+    out.write(renderClientDetail(report, inst, mine, truncated, style, clockFor(o, captureStartUs(report), io), out.isTTY ? tableWidth(out) : Infinity));
     out.write(renderTelemetrySummary(telemetry, style));
   }
   out.close();

@@ -1,6 +1,6 @@
 /**
  * Rule settings: `--rule id=severity` on the command line, and `kcid.config.json` (in the current
- * folder, or named by --config) for what a project keeps in its repository:
+ * folder or the nearest one above it up to the repository root, or named by --config) for what a project keeps in its repository:
  *
  *   { "rules": { "member-id-mismatch": "off", "client-id-after-first": "warning" },
  *     "failOn": "warning", "port": [9092, 19092], "maxFrameBytes": "64MiB" }
@@ -10,7 +10,7 @@
  * into Maps, never used to index a plain object.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { SeveritySetting } from '../analysis/report.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
 import { isJsonObject } from '../base/json-text.js';
@@ -91,13 +91,30 @@ export function parseRuleSetting(text: string): [string, SeveritySetting] {
 }
 
 /**
- * The config: `path` (from --config, relative to `cwd`; missing is an error), or kcid.config.json
- * in `cwd` when it exists, or an empty config. Throws ConfigError.
+ * kcid.config.json in `cwd` or the nearest folder above it, as eslint and prettier find theirs;
+ * the search stops at the repository root (a folder holding .git) or the file system's root.
+ * Its path relative to `cwd`, or null when there is none.
+ */
+export function findConfig(cwd: string): string | null {
+  let dir = resolve(cwd);
+  for (;;) {
+    const candidate = join(dir, CONFIG_FILE);
+    if (existsSync(candidate)) return relative(cwd, candidate);
+    const parent = dirname(dir);
+    if (parent === dir || existsSync(join(dir, '.git'))) return null;
+    dir = parent;
+  }
+}
+
+/**
+ * The config: `path` (from --config, relative to `cwd`; missing is an error), or the nearest
+ * kcid.config.json ({@link findConfig}), or an empty config. Throws ConfigError.
  */
 export function loadConfig(path: string | null, cwd: string): Config {
-  const name = path ?? CONFIG_FILE;
+  const found = path === null ? findConfig(cwd) : null;
+  if (path === null && found === null) return { file: null, rules: new Map() };
+  const name = path ?? found!;
   const full = resolve(cwd, name);
-  if (path === null && !existsSync(full)) return { file: null, rules: new Map() };
   let text: string;
   try {
     text = readFileSync(full, 'utf8');

@@ -8,6 +8,10 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Current folder (where kcid.config.json is looked for). */
   cwd?: string;
+  /** Standard input is a terminal (nothing piped in). */
+  stdinIsTTY?: boolean;
+  /** --color (true) or --no-color (false); undefined: decided by the environment and the terminal. */
+  color?: boolean;
   /** Registers a handler for Ctrl-C (follow mode); returns a function that removes it. */
   onInterrupt?: (handler: () => void) => () => void;
 }

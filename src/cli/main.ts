@@ -10,6 +10,9 @@ import { FilterError } from '../analysis/filters.js';
 import { SummaryError } from '../analysis/summary-io.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
 import { DEFAULT_KAFKA_PORTS } from '../analysis/run.js';
+import { safeJson } from '../base/json-text.js';
+import { wrap } from '../report/wrap.js';
+import { TIME_FORMATS } from '../report/clock.js';
 import { analyzeCommand, clientsCommand, exportCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions, type ExportCliOptions, type RequestsCliOptions } from './commands.js';
 import { ExportError } from '../export/errors.js';
 import { ConfigError } from './config.js';
@@ -49,7 +52,16 @@ function addCaptureOptions(cmd: Command): Command {
       new Option('--kip-1313 <revision>', 'the KIP-1313 revision request headers are judged by: voting (tag 0 in header v2 on every request) or accepted (header v3: the ID on the first request only)')
         .choices(['voting', 'accepted'])
         .default('voting'),
-    );
+    )
+    .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
+    .addOption(timeFormatOption());
+}
+
+/** -t as tshark's: how tables show times. */
+function timeFormatOption(): Option {
+  return new Option('-t, --time-format <format>', 'times in tables: ad (UTC with date, ISO 8601), a (UTC time of day), l (local, from TZ), r (seconds since the first packet), e (epoch); u, ud as a, ad')
+    .choices(TIME_FORMATS)
+    .default('ad');
 }
 
 /** Options shared by the commands that produce a report (analyze, merge). */
@@ -58,7 +70,7 @@ function addReportOptions(cmd: Command, formats: readonly string[]): Command {
     .addOption(new Option('-f, --format <format>', 'output format').choices(formats).default('table'))
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at least this severe').choices(['error', 'warning', 'info', 'none']).default('error'))
     .option('--rule <rule=severity>', 'set a rule\'s severity (error, warning, info or off); repeatable', collect)
-    .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+    .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
     .option('--baseline <file>', 'report only findings not recorded in this baseline')
     .option('--write-baseline <file>', "record this run's findings as the baseline")
     .option('-o, --output <file>', 'write the report to this file instead of stdout');
@@ -77,6 +89,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const program = new Command('kcid')
     .description('Analyse Apache Kafka wire traffic in pcap/pcapng captures: client instance IDs (KIP-1313) and the rules around them.')
     .version(packageVersion(), '-V, --version')
+    .option('--color', 'colour the output even when it is not a terminal (as FORCE_COLOR=1)')
+    .option('--no-color', 'no colour (as NO_COLOR=1)')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -119,7 +133,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
-      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+      .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
   ).action(async (captures: string[], o: CommonCliOptions & { format: string; rule?: string[]; config?: string; output?: string }, cmd: Command) => {
     exitCode = await clientsCommand(captures, o, io, givenOnCli(cmd));
@@ -153,6 +167,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--api <apis>', 'only these APIs')
     .option('--since <time>', 'only from this time')
     .option('--until <time>', 'only up to this time')
+    .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
+    .addOption(timeFormatOption())
     .action(async (files: string[], o: AnalyzeCliOptions, cmd: Command) => {
       exitCode = await mergeCommand(files, o, io, givenOnCli(cmd));
     });
@@ -174,9 +190,16 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .command('rules')
     .description('List the rules, or explain one')
     .argument('[rule]', 'a rule id')
-    .action((id: string | undefined) => {
-      exitCode = rulesCommand(id, io);
+    .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action((id: string | undefined, o: { format: string }) => {
+      exitCode = rulesCommand(id, o.format, io);
     });
+
+  // --color/--no-color may come before or after the command: read once the command line is parsed.
+  program.hook('preAction', () => {
+    const color = program.opts<{ color?: boolean }>().color;
+    if (color !== undefined) io = { ...io, color };
+  });
 
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -212,16 +235,38 @@ const REVISION_TEXT = {
   both: 'both the voting revision (request header v2) and the accepted one (request header v3).',
 } as const;
 
-function rulesCommand(id: string | undefined, io: Io): number {
+/** A rule as `kcid rules --format json` prints it. */
+const ruleJson = (r: (typeof RULES)[number]) => ({ id: r.id, severity: r.severity, revision: r.revision ?? null, summary: r.summary, explanation: r.explanation, spec: r.spec });
+
+function rulesCommand(id: string | undefined, format: string, io: Io): number {
+  if (format === 'json') {
+    const r = id === undefined ? undefined : ruleById(id);
+    if (id !== undefined && r === undefined) throw new UsageError(`unknown rule '${id}' (see 'kcid rules' for the list)`);
+    io.stdout.write(`${safeJson(r === undefined ? RULES.map(ruleJson) : ruleJson(r), 2)}\n`);
+    return EXIT_CLEAN;
+  }
+  const width = io.stdout.isTTY === true ? (io.stdout.columns ?? 80) : Infinity;
   if (id === undefined) {
-    const width = Math.max(...RULES.map((r) => r.id.length));
-    for (const r of RULES) io.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${(r.revision ?? '-').padEnd(8)}  ${r.summary}\n`);
+    // On a terminal each summary wraps under its column (under the rule on a very narrow one); into a pipe, one line each.
+    const idWidth = Math.max(...RULES.map((r) => r.id.length));
+    const indent = idWidth + 2 + 7 + 2 + 8 + 2;
+    for (const r of RULES) {
+      const head = `${r.id.padEnd(idWidth)}  ${r.severity.padEnd(7)}  ${(r.revision ?? '-').padEnd(8)}  `;
+      if (width - indent >= 30) {
+        io.stdout.write(`${wrap(r.summary, width - indent).map((l, i) => (i === 0 ? head : ' '.repeat(indent)) + l).join('\n')}\n`);
+      } else {
+        io.stdout.write(`${r.id}  ${r.severity}  ${r.revision ?? '-'}\n${wrap(r.summary, Math.max(20, width - 4)).map((l) => `    ${l}`).join('\n')}\n`);
+      }
+    }
     return EXIT_CLEAN;
   }
   const r = ruleById(id);
   if (r === undefined) throw new UsageError(`unknown rule '${id}' (see 'kcid rules' for the list)`);
   const revision = r.revision === undefined ? '' : `\n\nKIP-1313 revision: ${REVISION_TEXT[r.revision]}`;
-  io.stdout.write(`${r.id} (${r.severity})\n\n${r.summary}\n\n${r.explanation}\n\nSpec: ${r.spec}${revision}\n`);
+  const text = `${r.id} (${r.severity})\n\n${r.summary}\n\n${r.explanation}\n\nSpec: ${r.spec}${revision}`;
+  // On a terminal, paragraphs wrap at spaces to its width rather than mid-word by the terminal.
+  const fit = (line: string) => (width === Infinity ? line : wrap(line, width).join('\n'));
+  io.stdout.write(`${text.split('\n').map(fit).join('\n')}\n`);
   return EXIT_CLEAN;
 }
 
@@ -238,6 +283,7 @@ export async function main(argv: string[]): Promise<number> {
     stderr: process.stderr,
     env: process.env,
     cwd: process.cwd(),
+    stdinIsTTY: process.stdin.isTTY === true,
     onInterrupt: (handler) => {
       process.on('SIGINT', handler);
       return () => process.off('SIGINT', handler);

@@ -40,6 +40,12 @@ function writeAll(fd: number, text: string): void {
   }
 }
 
+/** Why a file could not be written, in the words `-o` and `--write-baseline` share. */
+export function writeProblem(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' ? 'no such folder' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+}
+
 export class Out {
   private buf = '';
   /** Written directly: --output's file, or standard output's descriptor when it is a pipe or a file. */
@@ -61,15 +67,18 @@ export class Out {
       this.fd = openSync(file, 'w');
       this.ownsFd = true;
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      const why = code === 'ENOENT' ? 'no such folder' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
-      throw new UsageError(`cannot write --output ${file}: ${why}`);
+      throw new UsageError(`cannot write --output ${file}: ${writeProblem(e)}`);
     }
   }
 
   /** Output goes to a terminal (colour and width apply). */
   get isTTY(): boolean {
     return !this.ownsFd && this.stream.isTTY === true;
+  }
+
+  /** Output goes to --output's file. */
+  get toFile(): boolean {
+    return this.ownsFd;
   }
 
   get columns(): number | undefined {

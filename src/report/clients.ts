@@ -1,5 +1,4 @@
 /** `kcid clients`: one row per client instance, or one instance in detail with a timeline. */
-import Table from 'cli-table3';
 import type { InstanceModel } from '../analysis/instances.js';
 import { mergeHistograms, percentileMs } from '../analysis/latency.js';
 import type { Report } from '../analysis/report.js';
@@ -8,10 +7,10 @@ import { safeJson } from '../base/json-text.js';
 import type { RequestRow } from './requests.js';
 import { quoted, sanitize } from '../base/sanitize.js';
 import type { TlsInfo } from '../tls/types.js';
-import { fittedTable } from './table.js';
+import { fittedTable, inputLegendLines } from './table.js';
+import { wrap } from './wrap.js';
+import { makeClock, type Clock } from './clock.js';
 import type { Style } from './style.js';
-import { isoMicros } from '../base/time.js';
-import { errorLabel } from '../kafka/protocol.js';
 
 export interface ClientStats {
   instance: InstanceModel;
@@ -47,8 +46,8 @@ const ms = (v: number | null): string => (v === null ? '-' : v.toFixed(v < 10 ? 
 const list = (values: readonly string[]): string => (values.length === 0 ? '-' : values.map(sanitize).join('\n'));
 
 const CLIENTS_HEAD = ['Client instance ID', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'Errors', 'p50 ms', 'p99 ms', 'Findings'];
-/** Columns a narrow terminal loses first, in order; the ID, ClientId, hosts, requests, p99 and findings stay. */
-const CLIENTS_DROP_ORDER = ['Brokers', 'Software', 'Conns', 'p50 ms', 'Errors'];
+/** Columns a narrow terminal loses first, in order; the ID, ClientId, requests, p99 and findings stay. */
+const CLIENTS_DROP_ORDER = ['Brokers', 'Software', 'Conns', 'p50 ms', 'Errors', 'Hosts'];
 
 /** One row per client instance; on a terminal narrower than the table, the least needed columns go. */
 export function renderClientsTable(report: Report, style: Style, width = Infinity): string {
@@ -72,7 +71,7 @@ export function renderClientsTable(report: Report, style: Style, width = Infinit
       f.error + f.warning + f.info === 0 ? '-' : [f.error && style.severity('error', plural(f.error, 'error')), f.warning && style.severity('warning', plural(f.warning, 'warning')), f.info && style.severity('info', plural(f.info, 'note'))].filter(Boolean).join('\n'),
     ]);
   }
-  return `${fittedTable(CLIENTS_HEAD, rows, CLIENTS_DROP_ORDER, style, width)}\n`;
+  return `${fittedTable(CLIENTS_HEAD, rows, CLIENTS_DROP_ORDER, style, width, ['ClientId', 'Software', 'Brokers', 'Hosts'])}\n`;
 }
 
 export function renderClientsJson(report: Report): string {
@@ -110,7 +109,17 @@ export function tlsText(t: TlsInfo): string {
 }
 
 /** One instance: identity, its connections, its findings, and a timeline of its requests across brokers. */
-export function renderClientDetail(report: Report, inst: InstanceModel, rows: readonly RequestRow[], truncated: boolean, style: Style): string {
+/** `width`: the terminal's columns; text wraps at spaces and tables drop their least needed columns to fit. */
+export function renderClientDetail(
+  report: Report,
+  inst: InstanceModel,
+  rows: readonly RequestRow[],
+  truncated: boolean,
+  style: Style,
+  clock: Clock = makeClock('ad'),
+  width = Infinity,
+): string {
+  const fit = (line: string, indent = '') => (width === Infinity ? line : wrap(line, width - indent.length).map((l, i) => (i === 0 ? l : indent + l)).join('\n'));
   const s = clientStats({ ...report, instances: [inst] })[0]!;
   const lines = [
     `${style.bold('Client instance')} ${inst.clientInstanceId ?? '(none)'}${inst.clientInstanceIdHex === null ? '' : ` (${inst.clientInstanceIdHex})`}, source: ${inst.source}`,
@@ -118,31 +127,26 @@ export function renderClientDetail(report: Report, inst: InstanceModel, rows: re
     `Software: ${inst.software.map((x) => sanitize(`${x.name} ${x.version}`)).join(', ') || '-'}`,
     `Hosts: ${inst.clientAddresses.join(', ')}    Brokers: ${inst.brokers.join(', ')}`,
     `Requests: ${inst.requests}, responses: ${inst.responses}, error responses: ${s.errorResponses} (${s.errors} error codes), latency p50 ${ms(s.p50Ms)} ms, p99 ${ms(s.p99Ms)} ms`,
-    `Seen: ${isoMicros(inst.firstUs)} to ${isoMicros(inst.lastUs)}`,
-    '',
-    style.bold('Connections'),
-  ];
+    `Seen: ${clock(inst.firstUs)} to ${clock(inst.lastUs)}`,
+  ].map((l) => fit(l, '    '));
+  lines.push(...inputLegendLines(report), '', style.bold('Connections'));
   const multi = report.inputs.length > 1;
-  const conns = new Table({ head: ['Client', 'Broker', 'First frame', 'Start seen', 'Requests', 'Responses', 'Errors', 'Gaps'].map((h) => style.bold(h)), style: { head: [], border: [], compact: true } });
-  for (const c of inst.connections) {
-    conns.push([c.client, c.broker, multi ? `${c.input + 1}:${c.firstFrame}` : String(c.firstFrame), c.startSeen ? 'yes' : 'no', String(c.requests), String(c.responses), String(c.errors ?? c.errorResponses), String(c.gaps)]);
-  }
-  lines.push(conns.toString());
+  const connRows = inst.connections.map((c) => [c.client, c.broker, multi ? `${c.input + 1}:${c.firstFrame}` : String(c.firstFrame), c.startSeen ? 'yes' : 'no', String(c.requests), String(c.responses), String(c.errors ?? c.errorResponses), String(c.gaps)]);
+  lines.push(
+    fittedTable(['Client', 'Broker', 'First frame', 'Start seen', 'Requests', 'Responses', 'Errors', 'Gaps'], connRows, ['Start seen', 'Gaps', 'Responses', 'First frame', 'Errors'], style, width, ['Client', 'Broker']),
+  );
   const overTls = inst.connections.filter((c) => c.tls !== undefined);
   if (overTls.length > 0) {
     lines.push('', style.bold('TLS'));
-    for (const c of overTls) lines.push(`${c.client} -> ${c.broker}: ${tlsText(c.tls!)}`);
+    for (const c of overTls) lines.push(fit(`${c.client} -> ${c.broker}: ${tlsText(c.tls!)}`, '    '));
   }
   lines.push('', style.bold('Findings'));
   const findings = instanceFindings(report, inst);
   if (findings.length === 0) lines.push('No findings.');
-  for (const f of findings) lines.push(`${style.severity(f.severity)}  ${f.rule}  frame ${f.frame ?? '-'}  ${f.message}`);
+  for (const f of findings) lines.push(style.severity(f.severity) + fit(`${f.severity}  ${f.rule}  frame ${f.frame ?? '-'}  ${f.message}`, '    ').slice(f.severity.length));
   lines.push('', style.bold('Timeline'));
-  const tl = new Table({ head: ['Time', 'Frame', 'Broker', 'API', 'Corr', 'Response', 'Error', 'ms'].map((h) => style.bold(h)), style: { head: [], border: [], compact: true } });
-  for (const r of rows) {
-    tl.push([r.time.slice(11, 26), multi ? `${r.input + 1}:${r.frame}` : String(r.frame), r.broker, `${r.apiName} v${r.apiVersion}`, String(r.correlationId), r.responseFrame === null ? '-' : String(r.responseFrame), r.errorCode === null ? '-' : errorLabel(r.errorCode), r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)]);
-  }
-  lines.push(rows.length === 0 ? 'No requests.' : tl.toString());
-  if (truncated) lines.push(style.dim('(timeline cut at its first requests; narrow it with --since/--until or --broker)'));
+  const tlRows = rows.map((r) => [clock(r.timeUs), multi ? `${r.input + 1}:${r.frame}` : String(r.frame), r.broker, r.apiKey === null ? '(request not captured)' : `${r.apiName} v${r.apiVersion}`, String(r.correlationId), r.responseFrame === null ? '-' : String(r.responseFrame), r.errorName ?? '-', r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)]);
+  lines.push(rows.length === 0 ? 'No requests.' : fittedTable(['Time', 'Frame', 'Broker', 'API', 'Corr', 'Response', 'Error', 'ms'], tlRows, ['Corr', 'Response', 'Frame'], style, width, ['API', 'Error', 'Broker']));
+  if (truncated) lines.push(style.dim(fit('(timeline cut at its first requests; narrow it with --since/--until or --broker)')));
   return `${lines.join('\n')}\n`;
 }

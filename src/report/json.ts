@@ -26,7 +26,8 @@ export function findingJson(f: Finding): Record<string, unknown> {
     apiVersion: f.apiVersion,
     correlationId: f.correlationId,
     clientInstanceId: f.clientInstanceId,
-    input: f.input,
+    // Counted from 1, as the tables number inputs ("[2] broker-2.pcapng", frame 2:42).
+    input: f.input + 1,
   };
 }
 
@@ -38,7 +39,7 @@ function connectionJson(c: ConnectionSummary): Record<string, unknown> {
     startSeen: c.startSeen,
     requests: c.requests,
     gaps: c.gaps,
-    input: c.input,
+    input: c.input + 1,
     ...(c.tls === undefined ? {} : { tls: tlsJson(c.tls) }),
   };
 }
@@ -68,7 +69,7 @@ function connectionText(c: ConnectionSummary, nl: string): string {
   return (
     `{${i}"client": ${jsonString(c.client)},${i}"broker": ${jsonString(c.broker)},` +
     `${i}"clientInstanceId": ${jsonString(connectionOwner(c.headerInstanceIds, c.telemetryInstanceId).id)},` +
-    `${i}"startSeen": ${c.startSeen},${i}"requests": ${c.requests},${i}"gaps": ${c.gaps},${i}"input": ${c.input}` +
+    `${i}"startSeen": ${c.startSeen},${i}"requests": ${c.requests},${i}"gaps": ${c.gaps},${i}"input": ${c.input + 1}` +
     `${c.tls === undefined ? '' : `,${i}"tls": ${safeJson(tlsJson(c.tls), 2).split('\n').join(i)}`}${nl}}`
   );
 }

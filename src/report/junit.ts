@@ -3,10 +3,11 @@
  * GitHub test-report actions, Azure DevOps). One <testsuite> "kcid" with one <testcase> per rule,
  * classname "kcid" and name the rule id, so a CI shows which rules pass:
  *
- *  - a rule with error or warning findings fails: one <failure> whose type is the severity, whose
- *    message is the count ("2 errors") and whose text has one line per finding;
- *  - a rule with info findings passes, its notes in <system-out>: a note is not a test failure
- *    (and "skipped" would say the rule did not run, which it did);
+ *  - a rule with findings at or above --fail-on fails: one <failure> whose type is the severity,
+ *    whose message is the count ("2 errors") and whose text has one line per finding;
+ *  - a rule whose findings are all below --fail-on passes, its findings in <system-out>: they do
+ *    not fail the run, so they must not turn the published report red (and "skipped" would say
+ *    the rule did not run, which it did);
  *  - a rule without findings passes; so does a rule turned off (its findings were dropped).
  *
  * The suite's <properties> name the captures and, with a baseline, how many findings it
@@ -17,7 +18,7 @@
  * characters XML 1.0 (§2.2) forbids (most C0 controls, lone surrogates, U+FFFE and U+FFFF), as
  * well as the ones unsafe on a terminal, are written as visible escapes.
  */
-import type { Report } from '../analysis/report.js';
+import { SEVERITY_RANK, type Report } from '../analysis/report.js';
 import { RULES } from '../analysis/rules/index.js';
 import type { Finding, Severity } from '../analysis/types.js';
 import { apiLabel } from '../kafka/protocol.js';
@@ -69,7 +70,10 @@ function ruleIds(report: Report): string[] {
   return [...ids, ...others];
 }
 
-export function renderJunit(report: Report): string {
+/** `failOn`: the run's --fail-on; findings below it are passed test cases (default: error, as the CLI). */
+export function renderJunit(report: Report, opts: { failOn?: Severity | 'none' } = {}): string {
+  const failOn = opts.failOn ?? 'error';
+  const fails = (s: Severity): boolean => failOn !== 'none' && SEVERITY_RANK[s] >= SEVERITY_RANK[failOn];
   const byRule = new Map<string, Finding[]>();
   for (const f of report.findings) {
     const list = byRule.get(f.rule);
@@ -89,7 +93,7 @@ export function renderJunit(report: Report): string {
     const body = findings.map((f) => text(findingLine(f, report))).join('\n');
     // A rule's findings share its severity (overrides are per rule); the worst one decides.
     const severity = findings.some((f) => f.severity === 'error') ? 'error' : findings.some((f) => f.severity === 'warning') ? 'warning' : 'info';
-    if (severity === 'info') {
+    if (!fails(severity)) {
       cases.push(`${open}>\n      <system-out>${body}</system-out>\n    </testcase>`);
     } else {
       failures++;

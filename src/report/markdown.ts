@@ -135,7 +135,7 @@ function capturesSection(report: Report): string[] {
 }
 
 export function renderMarkdown(report: Report, opts: MarkdownOptions = {}): string {
-  const notes = report.inputs.flatMap((i) => i.notes.map((n) => `- Note: ${code(sanitize(i.file))}: ${plain(n)}`));
+  const notes = report.inputs.flatMap((i) => i.notes.map((n) => `- Capture note: ${code(sanitize(i.file))}: ${plain(n)}`));
   return [
     headline(report, opts.failOn ?? 'error'),
     '',

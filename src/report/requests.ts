@@ -16,15 +16,21 @@ import { uuidToBase64 } from '../kafka/uuid.js';
 import { safeJson, terminalSafe } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { toMicros, isoMicros } from '../base/time.js';
+import type { Clock } from './clock.js';
 
+/**
+ * One row: a request with the response that answers it, or (apiKey null, requestCaptured false)
+ * a response whose request the capture does not hold, listed as tshark lists it.
+ */
 export interface RequestRow {
+  /** The request's frame; for a response without its request, the response's. */
   frame: number;
   time: string;
   client: string;
   broker: string;
-  apiKey: number;
-  apiName: string;
-  apiVersion: number;
+  apiKey: number | null;
+  apiName: string | null;
+  apiVersion: number | null;
   headerVersion: number | null;
   correlationId: number;
   clientId: string | null;
@@ -32,9 +38,14 @@ export interface RequestRow {
   otherTags: { tag: number; size: number }[];
   responseFrame: number | null;
   errorCode: number | null;
+  /** The error code's name and number, `UNSUPPORTED_VERSION (35)` (errorLabel). */
+  errorName: string | null;
   latencyMs: number | null;
-  /** Which input the frame numbers refer to (0-based). */
+  /** Which input the frame numbers refer to (0-based here; JSON shows it from 1, as the tables do). */
   input: number;
+  requestCaptured: boolean;
+  /** `time` as µs since the epoch, for the tables' clocks (not written to JSON). */
+  timeUs: number;
   /**
    * With --bodies: the decoded bodies as Kafka's JSON converters write them (JSON text, secrets hidden),
    * null when there is none (no response, or a body that did not parse); a short summary for tables.
@@ -58,7 +69,8 @@ const MAX_WAIT_US = 60_000_000;
 
 interface Pending {
   row: RequestRow;
-  request: KafkaRequest;
+  /** null for a response without its request. */
+  request: KafkaRequest | null;
   state: ConnState;
   ready: boolean;
   us: number;
@@ -117,8 +129,11 @@ export class RequestRows implements RequestObserver {
         otherTags: h.otherTags.map((t) => ({ tag: t.tag, size: t.size })),
         responseFrame: null,
         errorCode: null,
+        errorName: null,
         latencyMs: null,
         input: this.input,
+        requestCaptured: true,
+        timeUs: us,
         ...(this.bodies ? { bodies: requestBodies(r) } : {}),
       },
       request: r,
@@ -132,11 +147,15 @@ export class RequestRows implements RequestObserver {
   }
 
   response(s: ConnState, r: KafkaResponse): void {
-    if (r.request === null) return;
+    if (r.request === null) {
+      this.orphan(s, r);
+      return;
+    }
     const p = take(s, r.request);
     if (p === undefined) return;
     p.row.responseFrame = r.frame;
     p.row.errorCode = r.errorCode;
+    p.row.errorName = r.errorCode === null ? null : errorLabel(r.errorCode);
     p.row.latencyMs = Math.round(toMicros(r.tsSec, r.tsNsec) - p.us) / 1000;
     if (p.row.bodies !== undefined) {
       const h = r.request.header;
@@ -146,6 +165,34 @@ export class RequestRows implements RequestObserver {
     }
     p.ready = true;
     this.drain(p.us);
+  }
+
+  /** A response whose request was not captured: a row of its own, in its place among the requests. */
+  private orphan(s: ConnState, r: KafkaResponse): void {
+    const us = toMicros(r.tsSec, r.tsNsec);
+    const row: RequestRow = {
+      frame: r.frame,
+      time: isoMicros(us),
+      client: s.client,
+      broker: s.broker,
+      apiKey: null,
+      apiName: null,
+      apiVersion: null,
+      headerVersion: null,
+      correlationId: r.correlationId,
+      clientId: null,
+      clientInstanceId: s.connectionId === null ? null : uuidToBase64(s.connectionId),
+      otherTags: [],
+      responseFrame: r.frame,
+      errorCode: null,
+      errorName: null,
+      latencyMs: null,
+      input: this.input,
+      requestCaptured: false,
+      timeUs: us,
+    };
+    this.queue.push({ row, request: null, state: s, ready: true, us });
+    this.drain(us);
   }
 
   unanswered(s: ConnState, r: KafkaRequest): void {
@@ -177,9 +224,9 @@ export class RequestRows implements RequestObserver {
   }
 
   private write(p: Pending): void {
-    if (!p.ready) take(p.state, p.request); // written before its answer (too many waiting, or too long)
+    if (!p.ready && p.request !== null) take(p.state, p.request); // written before its answer (too many waiting, or too long)
     // A request whose header carries no ID belongs to the connection's (KIP-1313's connection context).
-    if (p.row.clientInstanceId === null) {
+    if (p.row.clientInstanceId === null && p.request !== null) {
       const owner = requestOwner(p.request.header.clientInstanceId, p.state.connectionId);
       if (owner !== null) p.row.clientInstanceId = uuidToBase64(owner);
     }
@@ -199,62 +246,203 @@ function requestBodies(r: KafkaRequest): RowBodies {
   };
 }
 
+/** A row as JSON shows it: `input` counted from 1 (as the tables number inputs), no `timeUs`. */
+export function requestJson(row: RequestRow): Omit<RequestRow, 'timeUs' | 'bodies'> {
+  const { timeUs: _timeUs, bodies: _bodies, ...rest } = row;
+  return { ...rest, input: row.input + 1 };
+}
+
 /**
  * One JSON object per line, keys in a fixed order. With --bodies, `request` and `response` follow
  * (Kafka's JSON converter form), and `truncated` lists the bodies decoded only as far as kcid kept.
  */
 export function requestNdjson(row: RequestRow): string {
-  const { bodies, ...plain } = row;
-  const text = safeJson(plain);
+  const text = safeJson(requestJson(row));
+  const bodies = row.bodies;
   if (bodies === undefined) return `${text}\n`;
   const truncated = [...(bodies.requestComplete ? [] : ['request']), ...(bodies.responseComplete ? [] : ['response'])];
   return `${text.slice(0, -1)},"request":${terminalSafe(bodies.request)},"response":${terminalSafe(bodies.response)},"truncated":${JSON.stringify(truncated)}}\n`;
 }
 
-const COLUMNS: [title: string, width: number][] = [
-  ['Frame', 7],
-  ['Time', 15],
-  ['Client -> Broker', 45],
-  ['API', 28],
-  ['Hdr', 3],
-  ['Corr', 10],
-  ['ClientId', 24],
-  ['Client instance ID', 22],
-  ['Resp', 7],
-  ['Err', 28],
-  ['ms', 9],
+interface Column {
+  title: string;
+  /** The width a pipe pads to (it never cuts: longer values push the rest of the row). */
+  width: number;
+  /** The most a terminal gives it (default: width). */
+  max?: number;
+  /** Narrowest a terminal may shorten it to (values cut with "…"), or its width when it is not shortened. */
+  min: number;
+  right?: boolean;
+  cell(row: RequestRow, multipleInputs: boolean, clock: Clock): string;
+  /** The value in `width` characters when it is longer (default: cut with "…"). */
+  shorten?(row: RequestRow, width: number): string;
+}
+
+const frameText = (frame: number | null, row: RequestRow, multiple: boolean): string =>
+  frame === null ? '-' : multiple ? `${row.input + 1}:${frame}` : String(frame);
+
+/** The columns, in order. */
+const COLUMNS: readonly Column[] = [
+  { title: 'Frame', width: 7, min: 7, right: true, cell: (r, m) => frameText(r.frame, r, m) },
+  { title: 'Time', width: 24, min: 24, cell: (r, _m, clock) => clock(r.timeUs) },
+  {
+    title: 'Client -> Broker',
+    width: 33,
+    max: 47,
+    min: 27,
+    cell: (r) => `${r.client} -> ${r.broker}`,
+    // The client's port goes first (the broker's says which listener), then the end of the text.
+    shorten: (r, w) => {
+      const text = `${r.client.slice(0, r.client.lastIndexOf(':'))} -> ${r.broker}`;
+      return text.length <= w ? text : `${text.slice(0, w - 1)}…`;
+    },
+  },
+  { title: 'API', width: 28, min: 14, cell: (r) => (r.apiKey === null ? '(request not captured)' : `${r.apiName} v${r.apiVersion}`) },
+  { title: 'Hdr', width: 3, min: 3, cell: (r) => (r.headerVersion === null ? '?' : `v${r.headerVersion}`) },
+  { title: 'Corr', width: 10, min: 10, right: true, cell: (r) => String(r.correlationId) },
+  { title: 'ClientId', width: 24, max: 40, min: 10, cell: (r) => (r.apiKey === null ? '-' : r.clientId === null ? '(null)' : sanitize(r.clientId)) },
+  { title: 'Client instance ID', width: 22, min: 22, cell: (r) => r.clientInstanceId ?? '-' },
+  { title: 'Resp', width: 7, min: 7, right: true, cell: (r, m) => frameText(r.responseFrame, r, m) },
+  {
+    title: 'Err',
+    width: 24,
+    max: 40,
+    min: 4,
+    cell: (r) => r.errorName ?? '-',
+    // The number says it all when the name does not fit.
+    shorten: (r, w) => (r.errorCode === null ? '-' : String(r.errorCode).slice(0, w)),
+  },
+  { title: 'ms', width: 9, min: 9, right: true, cell: (r) => (r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)) },
 ];
 
-function line(cells: string[]): string {
-  return cells
-    .map((c, i) => {
-      const w = COLUMNS[i]![1];
-      const fitted = c.length > w ? `${c.slice(0, w - 1)}…` : c;
-      return i === 0 || i >= 8 ? fitted.padStart(w) : fitted.padEnd(w);
-    })
-    .join('  ')
-    .trimEnd();
+const index = (title: string): number => COLUMNS.findIndex((c) => c.title === title);
+
+/** Columns a terminal loses first, in order, before and after shortening the long ones. */
+const DROP_FIRST = ['Hdr', 'Resp', 'Corr', 'Client instance ID'].map(index);
+const DROP_LATER = ['ClientId', 'Time', 'ms', 'Err'].map(index);
+/** Shortened, in this order, between the two. */
+const SHORTEN = ['ClientId', 'Err', 'API', 'Client -> Broker'].map(index);
+
+const GAP = 2;
+
+export interface RequestTableOptions {
+  /** The terminal's columns; undefined for a pipe or a file, where values are never cut. */
+  width?: number;
+  /**
+   * On a terminal, the first rows: each column is made as wide as its widest value among them
+   * (at most its usual width), so the room goes where the values need it.
+   */
+  sample?: readonly RequestRow[];
+  multipleInputs: boolean;
+  clock: Clock;
 }
 
-/** A streaming table: fixed column widths, so rows print as they come. */
-export function requestTableHeader(): string {
-  return `${line(COLUMNS.map(([t]) => t))}\n`;
-}
+/**
+ * A streaming table: column widths are fixed before the first row, so rows print as they come.
+ * On a terminal it fits the width without wrapping a row: the least needed columns go
+ * (DROP_FIRST), then long ones are shortened with "…" (SHORTEN), then more go (DROP_LATER), and
+ * columns that fit again come back; {@link footer} says which are not shown. Into a pipe or a
+ * file every column is there and no value is cut, so `| grep` finds whole ClientIds.
+ */
+export class RequestTable {
+  private readonly widths: number[];
+  private readonly shown: number[];
+  private readonly dropped: number[] = [];
+  private shortened = false;
+  private orphans = 0;
+  private rows = 0;
 
-export function requestTableRow(row: RequestRow, multipleInputs: boolean): string {
-  return `${line([
-    multipleInputs ? `${row.input + 1}:${row.frame}` : String(row.frame),
-    row.time.slice(11, 26),
-    `${row.client} -> ${row.broker}`,
-    `${row.apiName} v${row.apiVersion}`,
-    row.headerVersion === null ? '?' : `v${row.headerVersion}`,
-    String(row.correlationId),
-    row.clientId === null ? '(null)' : sanitize(row.clientId),
-    row.clientInstanceId ?? '-',
-    row.responseFrame === null ? '-' : String(row.responseFrame),
-    row.errorCode === null ? '-' : errorLabel(row.errorCode),
-    row.latencyMs === null ? '-' : row.latencyMs.toFixed(3),
-  ])}${row.bodies === undefined ? '' : bodiesCell(row.bodies)}\n`;
+  constructor(private readonly o: RequestTableOptions) {
+    this.widths = COLUMNS.map((c) => c.width);
+    const t = index('Time');
+    this.widths[t] = o.clock.width;
+    if (o.multipleInputs) {
+      this.widths[index('Frame')] = 9;
+      this.widths[index('Resp')] = 9;
+    }
+    const keep = COLUMNS.map(() => true);
+    if (o.width !== undefined && o.sample !== undefined && o.sample.length > 0) {
+      COLUMNS.forEach((c, i) => {
+        let widest = c.title.length;
+        for (const row of o.sample!) widest = Math.max(widest, c.cell(row, o.multipleInputs, o.clock).length);
+        this.widths[i] = Math.min(Math.max(this.widths[i]!, c.max ?? 0), widest);
+      });
+    }
+    if (o.width !== undefined) {
+      const limit = o.width;
+      const total = () => this.widths.reduce((sum, w, i) => sum + (keep[i] ? w + GAP : 0), -GAP);
+      for (const i of DROP_FIRST) if (total() > limit) (keep[i] = false), this.dropped.push(i);
+      const full = [...this.widths];
+      const shrinkable = (i: number) => keep[i] && SHORTEN.includes(i) && this.widths[i]! > COLUMNS[i]!.min;
+      // Shorten by one the column with the most room above its narrowest, again and again, so no one column pays for all.
+      const slack = (i: number) => this.widths[i]! - COLUMNS[i]!.min;
+      const shrink = () => {
+        while (total() > limit) {
+          let most = -1;
+          for (const i of SHORTEN) if (shrinkable(i) && (most < 0 || slack(i) > slack(most))) most = i;
+          if (most < 0) return;
+          this.widths[most]!--;
+        }
+      };
+      shrink();
+      for (const i of DROP_LATER) {
+        if (total() > limit && keep[i]) (keep[i] = false), this.dropped.push(i);
+        shrink();
+      }
+      // Room left: dropped columns come back, the most needed first, then shortened ones grow back.
+      for (const i of [...this.dropped].reverse()) {
+        keep[i] = true;
+        if (total() > limit) keep[i] = false;
+      }
+      for (let grown = true; grown && total() < limit; ) {
+        grown = false;
+        for (const i of SHORTEN) {
+          if (keep[i] && this.widths[i]! < full[i]! && total() < limit) (this.widths[i]!++, (grown = true));
+        }
+      }
+      this.shortened = SHORTEN.some((i) => keep[i] && this.widths[i]! < full[i]!);
+      this.dropped.splice(0, this.dropped.length, ...COLUMNS.map((_, i) => i).filter((i) => !keep[i]));
+    }
+    this.shown = COLUMNS.map((_, i) => i).filter((i) => keep[i]);
+  }
+
+  private line(cells: (i: number) => string, cut: ((i: number, w: number) => string) | null): string {
+    return this.shown
+      .map((i) => {
+        const w = this.widths[i]!;
+        let text = cells(i);
+        if (cut !== null && text.length > w) text = cut(i, w);
+        return COLUMNS[i]!.right ? text.padStart(w) : text.padEnd(w);
+      })
+      .join(' '.repeat(GAP))
+      .trimEnd();
+  }
+
+  header(): string {
+    const cut = this.o.width === undefined ? null : (i: number, w: number) => COLUMNS[i]!.title.slice(0, w);
+    return `${this.line((i) => COLUMNS[i]!.title, cut)}\n`;
+  }
+
+  row(row: RequestRow): string {
+    this.rows++;
+    if (row.apiKey === null) this.orphans++;
+    const cut =
+      this.o.width === undefined
+        ? null
+        : (i: number, w: number) => COLUMNS[i]!.shorten?.(row, w) ?? `${COLUMNS[i]!.cell(row, this.o.multipleInputs, this.o.clock).slice(0, w - 1)}…`;
+    const bodies = row.bodies === undefined ? '' : bodiesCell(row.bodies);
+    return `${this.line((i) => COLUMNS[i]!.cell(row, this.o.multipleInputs, this.o.clock), cut)}${bodies}\n`;
+  }
+
+  /** What the terminal could not show, or nothing. */
+  footer(): string {
+    if (this.dropped.length === 0 && !this.shortened) return '';
+    const parts = [
+      this.dropped.length === 0 ? '' : `${this.dropped.map((i) => COLUMNS[i]!.title).join(', ')} not shown`,
+      this.shortened ? 'long values shortened' : '',
+    ].filter((p) => p !== '');
+    return `(${this.o.width} columns: ${parts.join(', ')}; into a pipe or with --format ndjson nothing is cut)\n`;
+  }
 }
 
 /** --bodies in table form: the request's topics, partitions, group and member, then its response's errors. */

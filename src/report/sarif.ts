@@ -13,12 +13,15 @@
  * partialFingerprints carries the baseline fingerprint (src/analysis/baseline.ts), which does not
  * change with frame numbers, so a dashboard tracks one finding across runs. With a baseline,
  * every result is baselineState "new" and run.properties.suppressed counts the others.
+ * Rule settings (--rule, kcid.config.json) are in the run's invocation as
+ * ruleConfigurationOverrides (§3.20.5): the level a rule was given, or enabled false for "off";
+ * each result's level is already its rule's level in this run.
  * Byte-stable: no times, paths as given.
  */
 import { isAbsolute, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Fingerprinter } from '../analysis/baseline.js';
-import type { Report } from '../analysis/report.js';
+import type { Report, SeveritySetting } from '../analysis/report.js';
 import { RULES } from '../analysis/rules/index.js';
 import type { Finding, Severity } from '../analysis/types.js';
 import { findingJson } from './json.js';
@@ -44,7 +47,8 @@ function artifactLocation(file: string, index: number | null): Record<string, un
 }
 
 /** `informationUri`: where kcid is documented, when it has a public home. */
-export function renderSarif(report: Report, toolVersion: string, informationUri?: string): string {
+/** `severities`: the rule settings in force (rule id → severity or off), listed as overrides where they differ from the default. */
+export function renderSarif(report: Report, toolVersion: string, informationUri?: string, severities: ReadonlyMap<string, SeveritySetting> = new Map()): string {
   const ruleIndex = new Map(RULES.map((r, i) => [r.id, i]));
   const fp = new Fingerprinter(report);
   const baseline = report.suppressed !== undefined;
@@ -75,12 +79,18 @@ export function renderSarif(report: Report, toolVersion: string, informationUri?
       defaultConfiguration: { level: LEVEL[r.severity] },
     })),
   };
+  const overrides = RULES.flatMap((r, index) => {
+    const s = severities.get(r.id);
+    if (s === undefined || s === r.severity) return [];
+    return [{ descriptor: { id: r.id, index }, configuration: s === 'off' ? { enabled: false } : { level: LEVEL[s] } }];
+  });
   const log = {
     $schema: SARIF_SCHEMA,
     version: '2.1.0',
     runs: [
       {
         tool: { driver },
+        ...(overrides.length === 0 ? {} : { invocations: [{ executionSuccessful: true, ruleConfigurationOverrides: overrides }] }),
         artifacts: report.inputs.map((i) => ({ location: artifactLocation(i.file, null) })),
         results,
         ...(baseline ? { properties: { suppressed: report.suppressed } } : {}),

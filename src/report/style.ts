@@ -1,4 +1,4 @@
-/** Colour for terminal output: decided once by the CLI (a TTY, and no NO_COLOR), off otherwise. */
+/** Colour for terminal output: decided once by the CLI (wantsColor), off otherwise. */
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Severity } from '../analysis/types.js';
 
@@ -23,9 +23,15 @@ export function makeStyle(color: boolean): Style {
   };
 }
 
-/** https://no-color.org: any non-empty NO_COLOR disables colour; FORCE_COLOR=0 too. */
-export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+/**
+ * Colour or not, as chalk and most CLIs decide: `--color`/`--no-color` (`flag`) win; then a
+ * non-empty NO_COLOR (https://no-color.org) turns it off; then FORCE_COLOR turns it on (any value
+ * but 0 or false, the empty one included) or off (0, false); otherwise colour on a terminal only.
+ */
+export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv, flag?: boolean): boolean {
+  if (flag !== undefined) return flag;
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
-  if (env.FORCE_COLOR === '0') return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return force !== '0' && force.toLowerCase() !== 'false';
   return stream.isTTY === true;
 }

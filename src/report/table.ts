@@ -5,7 +5,8 @@ import type { Finding } from '../analysis/types.js';
 import { apiLabel } from '../kafka/protocol.js';
 import { sanitize } from '../base/sanitize.js';
 import type { Style } from './style.js';
-import { isoMicros } from '../base/time.js';
+import { wrap } from './wrap.js';
+import { makeClock, type Clock } from './clock.js';
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
 
@@ -20,16 +21,26 @@ export function summaryLine(report: Report): string {
     `, ${plural(report.counts.requests, 'request')}, ${plural(report.counts.instances, 'client instance')}: ` +
     `${plural(f.error, 'error')}, ${plural(f.warning, 'warning')}, ${plural(f.info, 'note')}` +
     (report.suppressed ? `, ${report.suppressed.toLocaleString('en-US')} suppressed by the baseline` : '') +
-    notListedText(report)
+    notListedText(report) +
+    captureNotesText(report)
   );
 }
 
-/** " (12 connections and 3,000 findings counted, not listed: see the notes)", or nothing. */
+/**
+ * "; 1 capture note": notes about reading the inputs (not findings: the "notes" before counted
+ * info findings), named apart so the counts agree with the lines that follow.
+ */
+function captureNotesText(report: Report): string {
+  const n = report.inputs.reduce((sum, i) => sum + i.notes.length, 0);
+  return n === 0 ? '' : `; ${plural(n, 'capture note')}`;
+}
+
+/** " (12 connections and 3,000 findings counted, not listed: see the capture notes)", or nothing. */
 function notListedText(report: Report): string {
   const n = report.notListed;
   if (n === undefined) return '';
   const parts = [n.connections > 0 ? plural(n.connections, 'connection') : '', n.findings > 0 ? plural(n.findings, 'finding') : ''].filter((p) => p !== '');
-  return ` (${parts.join(' and ')} counted, not listed: see the notes)`;
+  return ` (${parts.join(' and ')} counted, not listed: see the capture notes)`;
 }
 
 function table(head: string[], style: Style, colWidths?: (number | null)[]): Table.Table {
@@ -39,17 +50,6 @@ function table(head: string[], style: Style, colWidths?: (number | null)[]): Tab
     style: { head: [], border: [], compact: true },
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   });
-}
-
-/**
- * Times in UTC with milliseconds, enough to find a packet in Wireshark next to its frame number:
- * the time of day when every time shown falls on one day, else the date too (a capture spanning
- * midnight must not show a last-seen earlier than its first-seen).
- */
-function clockFor(times: readonly number[]): (us: number) => string {
-  const day = (us: number) => isoMicros(us).slice(0, 10);
-  const oneDay = times.every((t) => day(t) === day(times[0]!));
-  return oneDay ? (us) => isoMicros(us).slice(11, 23) : (us) => `${isoMicros(us).slice(0, 10)} ${isoMicros(us).slice(11, 23)}`;
 }
 
 const list = (values: readonly string[], empty = '-'): string => (values.length === 0 ? empty : values.map(sanitize).join('\n'));
@@ -72,9 +72,8 @@ const plainLength = (cell: string): number => {
  * The client instances table. On a terminal narrower than the table, the least needed columns go
  * (INSTANCE_DROP_ORDER) rather than every line wrapping, and a line under the table says which.
  */
-export function renderInstances(report: Report, style: Style, width = Infinity): string {
+export function renderInstances(report: Report, style: Style, width = Infinity, clock: Clock = makeClock('ad')): string {
   if (report.instances.length === 0) return 'No client instances.';
-  const clock = clockFor(report.instances.flatMap((i) => [i.firstUs, i.lastUs]));
   const rows: string[][] = [];
   for (const i of report.instances) {
     rows.push([
@@ -90,14 +89,23 @@ export function renderInstances(report: Report, style: Style, width = Infinity):
       clock(i.lastUs),
     ]);
   }
-  return fittedTable(INSTANCE_HEAD, rows, INSTANCE_DROP_ORDER, style, width);
+  return fittedTable(INSTANCE_HEAD, rows, INSTANCE_DROP_ORDER, style, width, ['ClientId', 'Software', 'Brokers', 'Hosts']);
 }
 
 /**
  * A table of `rows` under `head` that fits `width` columns: while it is wider, the columns named in
- * `dropOrder` go, in that order, and a line under the table says which.
+ * `dropOrder` go, in that order, and a line under the table says which. If it is still wider,
+ * the `wrapColumns` are narrowed, the widest first, their values broken over lines (at spaces,
+ * else where the width ends): a cell grows taller, a row never wraps on the terminal.
  */
-export function fittedTable(head: readonly string[], rows: readonly string[][], dropOrder: readonly string[], style: Style, width: number): string {
+export function fittedTable(
+  head: readonly string[],
+  rows: readonly string[][],
+  dropOrder: readonly string[],
+  style: Style,
+  width: number,
+  wrapColumns: readonly string[] = [],
+): string {
   // Each column as wide as its longest line plus padding, and one border more than columns.
   const widths = head.map((h) => h.length + 2);
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i]!, plainLength(cell) + 2)));
@@ -109,10 +117,35 @@ export function fittedTable(head: readonly string[], rows: readonly string[][], 
     keep[head.indexOf(name)] = false;
     dropped.push(name);
   }
+  const narrowed = new Set<number>();
+  const wrappable = wrapColumns.map((name) => head.indexOf(name)).filter((i) => i >= 0 && keep[i]);
+  while (tableWidth() > width) {
+    let widest = -1;
+    for (const i of wrappable) if (widths[i]! > MIN_WRAPPED + 2 && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
+    if (widest < 0) break;
+    widths[widest]!--;
+    narrowed.add(widest);
+  }
+  const fitted =
+    narrowed.size === 0
+      ? rows
+      : rows.map((row) => row.map((cell, i) => (narrowed.has(i) && plainLength(cell) > widths[i]! - 2 ? wrapCell(cell, widths[i]! - 2) : cell)));
   const pick = <T>(cells: readonly T[]): T[] => cells.filter((_, i) => keep[i]);
-  const table = rowsTable(pick(head), style, rows.map(pick));
+  const table = rowsTable(pick([...head]), style, fitted.map(pick));
   if (dropped.length === 0) return table;
-  return `${table}\n${style.dim(`(${width} columns: ${dropped.join(', ')} not shown; --format json has all)`)}`;
+  return `${table}\n${style.dim(wrap(`(${width} columns: ${dropped.join(', ')} not shown; --format json has all)`, width).join('\n'))}`;
+}
+
+/** A wrapped column keeps at least this many characters. */
+const MIN_WRAPPED = 8;
+
+/** A cell's lines each broken to `width` (cells holding colour codes are short and left alone). */
+function wrapCell(cell: string, width: number): string {
+  if (cell !== unstyled(cell)) return cell;
+  return cell
+    .split('\n')
+    .flatMap((line) => wrap(line, width))
+    .join('\n');
 }
 
 function findingRow(f: Finding, report: Report, style: Style): string[] {
@@ -133,19 +166,33 @@ function findingRow(f: Finding, report: Report, style: Style): string[] {
 export function renderFindings(report: Report, style: Style, width: number): string {
   if (report.findings.length === 0) return 'No findings.';
   const rows = report.findings.map((f) => findingRow(f, report, style));
-  // Loops, not Math.max(...rows): spreading a few hundred thousand findings overflows the stack.
-  const fixed = ['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr'].map((title) => title.length);
-  let longest = 0;
-  for (const r of rows) {
-    for (let i = 0; i < fixed.length; i++) fixed[i] = Math.max(fixed[i]!, unstyled(r[i]!).length);
-    longest = Math.max(longest, r[6]!.length);
+  const layout = (rows: readonly string[][]) => {
+    // Loops, not Math.max(...rows): spreading a few hundred thousand findings overflows the stack.
+    const fixed = ['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr'].map((title) => title.length);
+    let longest = 0;
+    for (const r of rows) {
+      for (let i = 0; i < fixed.length; i++) fixed[i] = Math.max(fixed[i]!, plainLength(r[i]!));
+      longest = Math.max(longest, r[6]!.length);
+    }
+    for (let i = 0; i < fixed.length; i++) fixed[i] = fixed[i]! + 2;
+    const used = fixed.reduce((a, b) => a + b, 0) + 8; // borders
+    return { fixed, longest, room: width - used };
+  };
+  let shape = layout(rows);
+  let shown = rows;
+  // Short of room for the messages: the connection and the API take two lines each, giving the message their width.
+  if (shape.room < Math.min(shape.longest + 2, ROOMY_MESSAGE)) {
+    const stacked = rows.map((r) => [r[0]!, r[1]!, r[2]!, r[3]!.replace(' -> ', ' ->\n'), r[4]!.replace(/ (v\d+)$/, '\n$1'), r[5]!, r[6]!]);
+    const tighter = layout(stacked);
+    if (tighter.room >= MIN_MESSAGE_WIDTH) (shape = tighter), (shown = stacked);
   }
-  for (let i = 0; i < fixed.length; i++) fixed[i] = fixed[i]! + 2;
-  const used = fixed.reduce((a, b) => a + b, 0) + 8; // borders
-  if (width - used < MIN_MESSAGE_WIDTH) return findingsList(report, style, width);
-  const message = Math.min(width - used, longest + 2);
-  return rowsTable(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr', 'Message'], style, rows, [...fixed, message]);
+  if (shape.room < MIN_MESSAGE_WIDTH) return findingsList(report, style, width);
+  const message = Math.min(shape.room, shape.longest + 2);
+  return rowsTable(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'API', 'Corr', 'Message'], style, shown, [...shape.fixed, message]);
 }
+
+/** A message column this wide reads well; narrower, the other columns give up width (two lines each). */
+const ROOMY_MESSAGE = 70;
 
 /** Narrower than this, the message column is unreadable: findings are listed instead of tabled. */
 const MIN_MESSAGE_WIDTH = 30;
@@ -158,28 +205,15 @@ function findingsList(report: Report, style: Style, width: number): string {
   const indent = '    ';
   const lines: string[] = [];
   for (const f of report.findings) {
-    const [severity, rule, frame, where, api, corr] = findingRow(f, report, style);
+    const [, rule, frame, where, api, corr] = findingRow(f, report, style);
     const at = [`frame ${frame}`, where !== '-' ? where : '', api !== '-' ? `${api} corr ${corr}` : ''].filter((p) => p !== '');
-    lines.push(`${severity}${' '.repeat(Math.max(0, 7 - f.severity.length))}  ${rule}  ${at.join('  ')}`);
+    // The head line wraps at spaces too, its continuation indented; the severity keeps its colour.
+    const head = wrap(`${f.severity}${' '.repeat(Math.max(0, 7 - f.severity.length))}  ${rule}  ${at.join('  ')}`, Math.max(20, width));
+    lines.push(style.severity(f.severity) + head[0]!.slice(f.severity.length).trimEnd());
+    for (const more of head.slice(1)) lines.push(...wrap(more.trim(), Math.max(20, width - indent.length)).map((l) => (indent + l).trimEnd()));
     lines.push(...wrap(f.message, Math.max(20, width - indent.length)).map((l) => indent + l));
   }
   return lines.join('\n');
-}
-
-/** `text` in lines of at most `width` characters, broken at spaces (a longer word gets a line of its own). */
-function wrap(text: string, width: number): string[] {
-  const out: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      out.push(line);
-      line = word;
-    } else {
-      line = line === '' ? word : `${line} ${word}`;
-    }
-  }
-  out.push(line);
-  return out;
 }
 
 /**
@@ -217,10 +251,17 @@ function rowsTable(head: string[], style: Style, rows: readonly string[][], colW
   return lines.join('\n');
 }
 
+/** "[1] broker-1.pcapng" lines, one per input, when there are several (frames show as 2:42). */
+export function inputLegendLines(report: Report): string[] {
+  return report.inputs.length < 2 ? [] : report.inputs.map((input, i) => `[${i + 1}] ${input.file === '-' ? '- (standard input)' : sanitize(input.file)}`);
+}
+
 /** `width`: the terminal's columns (a fixed 200 when not a terminal, so files and CI logs are stable). */
-export function renderTable(report: Report, style: Style, width = 200): string {
-  const parts = [summaryLine(report)];
-  for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(`note: ${input.file}: ${sanitize(note)}`));
-  parts.push('', style.bold('Client instances'), renderInstances(report, style, width), '', style.bold('Findings'), renderFindings(report, style, width));
+export function renderTable(report: Report, style: Style, width = 200, clock: Clock = makeClock('ad'), terminal = false): string {
+  // On a terminal the summary and the notes wrap at spaces to its width; into a file each stays one line (for grep).
+  const fit = (line: string) => (terminal ? wrap(line, width).join('\n') : line);
+  const parts = [fit(summaryLine(report)), ...inputLegendLines(report)];
+  for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(fit(`capture note: ${sanitize(input.file)}: ${sanitize(note)}`)));
+  parts.push('', style.bold('Client instances'), renderInstances(report, style, width, clock), '', style.bold('Findings'), renderFindings(report, style, width));
   return `${parts.join('\n')}\n`;
 }

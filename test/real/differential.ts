@@ -199,8 +199,10 @@ export async function kcidRequests(file: string): Promise<Request[]> {
   return stdout
     .split('\n')
     .filter((l) => l !== '')
-    .map((l) => {
-      const r = JSON.parse(l) as Request;
+    .map((l) => JSON.parse(l) as Request & { requestCaptured: boolean })
+    // Responses whose request was not captured are rows too; tshark's request list has no such row.
+    .filter((r) => r.requestCaptured)
+    .map((r) => {
       return {
         frame: r.frame,
         client: r.client,

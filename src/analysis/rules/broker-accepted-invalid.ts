@@ -9,7 +9,7 @@ export const brokerAcceptedInvalid: ConnectionRule = {
   id: 'broker-accepted-invalid',
   severity: 'error',
   revision: 'both',
-  summary: 'The broker answered an invalid GetTelemetrySubscriptions v0 with error code 0 instead of INVALID_REQUEST (42).',
+  summary: 'The broker answered an invalid GetTelemetrySubscriptions v0 with NONE (0) instead of INVALID_REQUEST (42).',
   explanation:
     'Under KIP-1313 a GetTelemetrySubscriptions v0 request whose header carries a ClientInstanceId must carry ' +
     'the same ID in its body: a zero body ID (asking for a new one) or a different one is not allowed, and ' +

@@ -1,0 +1,35 @@
+/**
+ * The packed tarball is what the README's recipes install (`npm pack`, then `npm install -g
+ * ./kcid-<version>.tgz`): it must install into an empty folder and run there, worker included,
+ * with nothing from the checkout. `files` in package.json decides what it holds.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tmpDir } from './builder/capture.js';
+
+const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+
+describe('npm pack', () => {
+  it('gives a tarball that installs into an empty folder and runs, worker threads too', () => {
+    const dir = tmpDir();
+    // dist/ is built by the tests' global setup; --ignore-scripts skips building it again.
+    execFileSync('npm', ['pack', '--pack-destination', dir, '--ignore-scripts', '--silent'], { encoding: 'utf8' });
+    const tarball = join(dir, `kcid-${VERSION}.tgz`);
+    const listing = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter((l) => l !== '' && !l.endsWith('.map')).sort();
+    expect(listing).toEqual(['package/README.md', 'package/bin/kcid', 'package/dist/analysis/worker.mjs', 'package/dist/cli/kcid.mjs', 'package/package.json']);
+    const prefix = join(dir, 'prefix');
+    execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error', tarball], { cwd: dir, encoding: 'utf8', timeout: 240_000 });
+    const bin = join(prefix, 'bin', 'kcid');
+    const empty = tmpDir();
+    const version = spawnSync(bin, ['--version'], { cwd: empty, encoding: 'utf8' });
+    expect(version.stdout).toBe(`${VERSION}\n`);
+    const mix = resolve('fixtures/kip1313-mix.pcapng');
+    const produce = resolve('fixtures/kcat-mock-produce.pcap');
+    const r = spawnSync(bin, ['analyze', mix, produce, '--jobs', '2', '--format', 'json'], { cwd: empty, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(1);
+    expect((JSON.parse(r.stdout) as { summary: { findings: Record<string, number> } }).summary.findings).toEqual({ error: 11, warning: 3, info: 2 });
+  }, 300_000);
+});

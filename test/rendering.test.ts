@@ -1,0 +1,57 @@
+/**
+ * Every table fits the terminal: `analyze`, `clients`, `clients --instance`, `rules` rendered at
+ * 80, 120 and 200 columns through the table code's width (a fake terminal in-process), compared
+ * as exact text with test/golden/render-*.txt (UPDATE_GOLDEN=1 rewrites them: review the diff),
+ * and once through a real pseudo-terminal (`script` from util-linux).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runKcid } from './helpers.js';
+
+const MIX = 'fixtures/kip1313-mix.pcapng';
+const TELEMETRY = 'fixtures/ckjs-mock-telemetry.pcap';
+
+const golden = (name: string) => new URL(`./golden/${name}`, import.meta.url);
+
+function checkGolden(name: string, actual: string): void {
+  if (process.env.UPDATE_GOLDEN === '1' || !existsSync(golden(name))) writeFileSync(golden(name), actual);
+  expect(actual).toBe(readFileSync(golden(name), 'utf8'));
+}
+
+const COMMANDS: [name: string, args: string[]][] = [
+  ['analyze', ['analyze', MIX]],
+  ['clients', ['clients', TELEMETRY]],
+  ['clients-mix', ['clients', MIX]],
+  ['clients-instance', ['clients', MIX, '--instance', 'xaHn']],
+  ['rules', ['rules']],
+];
+
+describe.each(COMMANDS)('%s', (name, args) => {
+  it.each([80, 120, 200])('fits %i columns, no line wider', async (columns) => {
+    const r = await runKcid(args, { tty: true, columns, env: { NO_COLOR: '1' }, cwd: process.cwd() });
+    checkGolden(`render-${name}.${columns}.txt`, r.stdout);
+    for (const line of r.stdout.split('\n')) expect([...line].length, line).toBeLessThanOrEqual(columns);
+  });
+});
+
+describe('through a real pseudo-terminal', () => {
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('kcid analyze at 80 columns prints what the width parameter gives', () => {
+    const r = spawnSync('script', ['-qc', `stty cols 80 rows 50; exec "${process.execPath}" bin/kcid analyze ${MIX}`, '/dev/null'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    expect(r.stdout.replace(/\r\n/g, '\n')).toBe(readFileSync(golden('render-analyze.80.txt'), 'utf8'));
+  });
+});
+
+describe('kcid analyze - at a terminal with nothing piped in', () => {
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('says on stderr what it is waiting for', () => {
+    const r = spawnSync('script', ['-qc', `timeout 3 "${process.execPath}" bin/kcid analyze - 2>&1`, '/dev/null'], { encoding: 'utf8', input: '' });
+    expect(r.stdout.replace(/\r\n/g, '\n').split('\n')[0]).toBe(
+      'kcid: reading a capture from standard input (the terminal): pipe one in, e.g. tcpdump -U -w - | kcid analyze -, or press Ctrl-D',
+    );
+  });
+
+  it('says nothing when a capture is piped in', () => {
+    const r = spawnSync(process.execPath, ['bin/kcid', 'analyze', '-', '--format', 'json'], { input: readFileSync(MIX), encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+  });
+});
