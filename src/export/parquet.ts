@@ -9,6 +9,7 @@
  */
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { ByteWriter, ParquetWriter, type ColumnSource, type KeyValue, type SchemaElement } from 'hyparquet-writer';
+import { collectIfGrown } from './collect.js';
 import { ExportError } from './errors.js';
 
 /**
@@ -258,6 +259,7 @@ export class ParquetTableWriter<R> {
       throw new ExportError(`cannot write ${this.path}: ${describe(e)}`);
     }
     this.written += n;
+    collectIfGrown();
     for (const b of this.buffers) if (Array.isArray(b)) b.length = 0;
     this.rows = 0;
     this.bytes = 0;
