@@ -156,7 +156,7 @@ describe('fingerprints', () => {
       ['broker-accepted-invalid', 7, 'broker answered GetTelemetrySubscriptions v0 with a zero body ClientInstanceId with a header ID (frame 6) with error code 0, not INVALID_REQUEST (42)'],
       ['broker-assigned-instance-id', 7, 'broker assigned ClientInstanceId XE0-LxoLTJ2Of2pbTD0uHw although the request header carried ASNFZ4mrze8BI0VniavN7w'],
       ['member-id-mismatch', 8, 'MemberId "Tq3nWZ0bR1ubfIX6i9-Dfw" is not the client instance ID ASNFZ4mrze8BI0VniavN7w'],
-      ['tls-on-kafka-port', 12, 'TLS handshake on a Kafka connection: its contents cannot be analysed'],
+      ['tls-on-kafka-port', 12, 'TLS connection: its ClientHello does not parse (message cut short); its Kafka contents cannot be analysed'],
     ]);
     expect(brief(run2.findings)).toEqual([
       ['client-id-after-first', 11, 'ClientId "payments-api" sent on a request other than the first of the connection'],
@@ -164,7 +164,7 @@ describe('fingerprints', () => {
       ['broker-accepted-invalid', 12, 'broker answered GetTelemetrySubscriptions v0 with a zero body ClientInstanceId with a header ID (frame 11) with error code 0, not INVALID_REQUEST (42)'],
       ['broker-assigned-instance-id', 12, 'broker assigned ClientInstanceId oLHC0-T1SmuMfZ4PGis8TQ although the request header carried ASNFZ4mrze8BI0VniavN7w'],
       ['member-id-mismatch', 13, 'MemberId "ERERESIiIiIzMzMzRERERA" is not the client instance ID ASNFZ4mrze8BI0VniavN7w'],
-      ['tls-on-kafka-port', 17, 'TLS handshake on a Kafka connection: its contents cannot be analysed'],
+      ['tls-on-kafka-port', 17, 'TLS connection: its ClientHello does not parse (message cut short); its Kafka contents cannot be analysed'],
     ]);
     expect(run2.findings.map((f) => [f.client, f.broker, f.correlationId])).not.toEqual(run1.findings.map((f) => [f.client, f.broker, f.correlationId]));
     expect(fingerprintAll(run2)).toEqual(fingerprintAll(run1));
@@ -175,7 +175,7 @@ describe('fingerprints', () => {
     // The recipe: the first 16 hex digits of SHA-256 over [version tag, rule, identity, API key, normalized message].
     const parts = ['kcid-fingerprint-1', 'client-id-after-first', 'client-id:payments-api', '71', 'ClientId "payments-api" sent on a request other than the first of the connection'];
     expect(createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 16)).toBe('42734b03b7bcf06e');
-    expect(fingerprintAll(run1)).toEqual(['42734b03b7bcf06e', '52edde67c7b106b2', '302e5217de890a68', '88ff6488e51e6dcb', '4f8441920b48c277', '29f00f251f8aa476']);
+    expect(fingerprintAll(run1)).toEqual(['42734b03b7bcf06e', '52edde67c7b106b2', '302e5217de890a68', '88ff6488e51e6dcb', '4f8441920b48c277', 'b0c70c9d9ce5d422']);
   });
 
   it('are the same for the mix fixture with other traffic in front of it', async () => {
@@ -261,7 +261,7 @@ describe('writeBaseline and applyBaseline', () => {
     ]);
     expect(report.counts.findings).toEqual({ error: 4, warning: 1, info: 0 });
     expect(summaryLine(report)).toBe(
-      '1 capture, 23 packets, 3 Kafka connections (port 9093), 4 requests, 2 client instances: 4 errors, 1 warning, 0 notes, 1 suppressed by the baseline',
+      '1 capture, 23 packets, 3 Kafka connections (port 9093), 4 requests, 3 client instances: 4 errors, 1 warning, 0 notes, 1 suppressed by the baseline',
     );
     const summary = (JSON.parse(renderJson(report)) as { summary: Record<string, unknown> }).summary;
     expect(Object.keys(summary)).toEqual(['connections', 'requests', 'responses', 'instances', 'findings', 'suppressed']);

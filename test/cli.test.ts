@@ -38,7 +38,7 @@ describe('commander conventions', () => {
   it.each([
     [['frobnicate'], "kcid: unknown command 'frobnicate'\n"],
     [['analyze'], "kcid: missing required argument 'captures'\n"],
-    [['analyze', MIX, '--format', 'xml'], "kcid: option '-f, --format <format>' argument 'xml' is invalid. Allowed choices are table, json, ndjson, junit, sarif, markdown, summary-json, parquet.\n"],
+    [['analyze', MIX, '--format', 'xml'], "kcid: option '-f, --format <format>' argument 'xml' is invalid. Allowed choices are table, json, ndjson, junit, sarif, markdown, html, summary-json, parquet.\n"],
     [['analyze', MIX, '--fail-on', 'fatal'], "kcid: option '--fail-on <severity>' argument 'fatal' is invalid. Allowed choices are error, warning, info, none.\n"],
     [['analyze', MIX, '--port', '9092,70000'], "kcid: invalid port '70000' in --port (expected numbers from 1 to 65535, separated by commas)\n"],
     [['analyze', MIX, '--max-frame-bytes', 'lots'], "kcid: invalid size 'lots' for --max-frame-bytes (e.g. 104857600, 100MiB, 64KiB)\n"],
@@ -92,7 +92,7 @@ describe('kcid analyze', () => {
     expect(Object.keys(doc)).toEqual(['version', 'inputs', 'summary', 'instances', 'connections', 'findings']);
     expect(doc.version).toBe(1);
     expect(doc.inputs).toEqual([{ file: MIX, format: 'pcapng', packets: 116, bytes: 13632, kafkaPorts: [9092], notes: [] }]);
-    expect(doc.summary).toEqual({ connections: 11, requests: 27, responses: 25, instances: 8, findings: { error: 11, warning: 3, info: 2 } });
+    expect(doc.summary).toEqual({ connections: 11, requests: 27, responses: 25, instances: 9, findings: { error: 11, warning: 3, info: 2 } });
     const instances = doc.instances as Record<string, unknown>[];
     expect(instances[0]).toEqual({
       clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ',
@@ -209,7 +209,7 @@ describe('kcid analyze', () => {
   it('prints the table: summary line, instances, findings; colour only on a TTY without NO_COLOR', async () => {
     const r = await kcid(['analyze', MIX]);
     expect(r.stdout.split('\n')[0]).toBe(
-      '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 8 client instances: 11 errors, 3 warnings, 2 notes',
+      '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 11 errors, 3 warnings, 2 notes',
     );
     expect(r.stdout).not.toMatch(/\x1b\[/);
     expect((await kcid(['analyze', MIX], { tty: true, env: { NO_COLOR: '1' } })).stdout).not.toMatch(/\x1b\[/);
@@ -300,7 +300,7 @@ describe('kcid requests', () => {
 describe('kcid rules', () => {
   it('lists every rule with its severity and explains one', async () => {
     const list = await kcid(['rules']);
-    expect(list.stdout.trimEnd().split('\n')).toHaveLength(18);
+    expect(list.stdout.trimEnd().split('\n')).toHaveLength(22);
     expect(list.stdout).toMatch(/^zero-client-instance-id +error +A request header carries the zero UUID/);
     const one = await kcid(['rules', 'member-id-mismatch']);
     expect(one.stdout).toContain('member-id-mismatch (warning)');

@@ -137,11 +137,11 @@ describe('junit', () => {
   it('has one testcase per rule, and suite counts that match its testcases', () => {
     const doc = junitDoc(renderJunit(mix));
     expect(RULES.map((_, i) => doc.eval(`string(/testsuites/testsuite/testcase[${i + 1}]/@name)`))).toEqual(RULES.map((r) => r.id));
-    expect(doc.eval('count(//testcase)')).toBe(18);
+    expect(doc.eval('count(//testcase)')).toBe(22);
     expect(doc.eval('count(//testcase[failure])')).toBe(13);
     expect(doc.eval('count(//testcase[system-out])')).toBe(2);
     for (const path of ['/testsuites', '/testsuites/testsuite']) {
-      expect(doc.eval(`string(${path}/@tests)`)).toBe('18');
+      expect(doc.eval(`string(${path}/@tests)`)).toBe('22');
       expect(doc.eval(`string(${path}/@failures)`)).toBe('13');
       expect(doc.eval(`string(${path}/@errors)`)).toBe('0');
     }
@@ -174,7 +174,7 @@ describe('junit', () => {
     const doc = junitDoc(renderJunit(suppressed));
     expect(doc.eval('string(//property[@name="suppressed"]/@value)')).toBe('3');
     expect(doc.eval('string(/testsuites/testsuite/system-out)')).toBe(
-      '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 8 client instances: 8 errors, 3 warnings, 2 notes, 3 suppressed by the baseline',
+      '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 8 errors, 3 warnings, 2 notes, 3 suppressed by the baseline',
     );
     doc.dispose();
   });
@@ -184,10 +184,10 @@ describe('junit', () => {
     expect(xml).toBe(
       [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        '<testsuites name="kcid" tests="18" failures="0" errors="0" time="0">',
-        '  <testsuite name="kcid" tests="18" failures="0" errors="0" skipped="0" time="0">',
+        '<testsuites name="kcid" tests="22" failures="0" errors="0" time="0">',
+        '  <testsuite name="kcid" tests="22" failures="0" errors="0" skipped="0" time="0">',
         ...RULES.map((r) => `    <testcase classname="kcid" name="${r.id}" time="0"/>`),
-        '    <system-out>0 captures, 0 packets, 11 Kafka connections, 27 requests, 8 client instances: 0 errors, 0 warnings, 0 notes</system-out>',
+        '    <system-out>0 captures, 0 packets, 11 Kafka connections, 27 requests, 9 client instances: 0 errors, 0 warnings, 0 notes</system-out>',
         '  </testsuite>',
         '</testsuites>',
         '',
@@ -200,7 +200,7 @@ describe('junit', () => {
     const f: Finding = { ...mix.findings[0]!, rule: 'from-the-future', severity: 'warning' };
     const doc = junitDoc(renderJunit(withFindings(mix, [f])));
     expect(doc.eval('string(/testsuites/testsuite/testcase[last()]/@name)')).toBe('from-the-future');
-    expect(doc.eval('string(/testsuites/@tests)')).toBe('19');
+    expect(doc.eval('string(/testsuites/@tests)')).toBe('23');
     expect(doc.eval('string(/testsuites/@failures)')).toBe('1');
     doc.dispose();
   });
@@ -337,7 +337,7 @@ describe('markdown', () => {
     const { report } = applyBaseline(two, { version: 1, entries: [], fingerprints: new Set(fingerprintAll(two).slice(0, 1)) });
     const md = renderMarkdown(report);
     expect(md).toContain(
-      '\n2 captures, 232 packets, 22 Kafka connections (port 9092), 54 requests, 8 client instances: 20 errors, 4 warnings, 4 notes, 2 suppressed by the baseline\n',
+      '\n2 captures, 232 packets, 22 Kafka connections (port 9092), 54 requests, 9 client instances: 20 errors, 4 warnings, 4 notes, 2 suppressed by the baseline\n',
     );
     expect(md).toContain('\nCaptures:\n\n1. `fixtures/kip1313-mix.pcapng`\n2. `fixtures/kip1313-mix.pcapng`\n');
     expect(md).toContain('\n| `telemetry-zero-id-with-header` | 2:44 | 10.2.0.24:43001 → 10.1.0.12:9092 | GetTelemetrySubscriptions v0 |');
@@ -464,6 +464,23 @@ describe('json written directly', () => {
       startSeen: i % 2 === 0,
       requests: i * 1000,
       gaps: i,
+      // TLS connections carry their handshake, wire strings (SNI, ALPN, certificate subject) included.
+      ...(i % 2 === 1
+        ? {
+            tls: {
+              version: 'TLS 1.3',
+              offered: 'TLS 1.3',
+              cipher: 'TLS_AES_128_GCM_SHA256',
+              sni: text,
+              alpn: [text, 'kafka'],
+              helloRetry: i === 3,
+              resumed: i === 5,
+              certificate: i === 1 ? null : { subject: `CN=${text}`, notBefore: '2026-01-01T00:00:00Z', notAfter: null },
+              clientRandom: '0123456789abcdef',
+              decrypted: i > 3,
+            },
+          }
+        : {}),
     }));
     for (const report of [mix, { ...mix, connections }, { ...mix, connections: [] }]) {
       expect(renderJson(report)).toBe(`${safeJson(reportJson(report), 2)}\n`);

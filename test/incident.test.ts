@@ -73,7 +73,7 @@ describe('analyze - --follow', () => {
     expect(objects).toHaveLength(17);
     expect(objects[0]).toMatchObject({ rule: 'client-id-after-first', frame: 42 });
     expect(objects.at(-1)).toEqual({
-      summary: { connections: 11, requests: 27, responses: 25, instances: 8, findings: { error: 11, warning: 3, info: 2 } },
+      summary: { connections: 11, requests: 27, responses: 25, instances: 9, findings: { error: 11, warning: 3, info: 2 } },
     });
   });
 
@@ -160,7 +160,7 @@ describe('kcid clients', () => {
   it('one row per instance with error responses, latency percentiles and findings', async () => {
     const r = await kcid(['clients', MIX, '--format', 'json']);
     const rows = JSON.parse(r.stdout) as Record<string, unknown>[];
-    expect(rows).toHaveLength(8);
+    expect(rows).toHaveLength(9);
     expect(rows[0]).toEqual({
       clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ',
       clientInstanceIdHex: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',

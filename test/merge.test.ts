@@ -61,7 +61,7 @@ describe('kcid merge', () => {
       writeFileSync(part, r.stdout);
       parts.push(part);
     }
-    for (const format of ['json', 'table', 'ndjson', 'markdown', 'junit', 'sarif']) {
+    for (const format of ['json', 'table', 'ndjson', 'markdown', 'junit', 'sarif', 'html']) {
       const all = await kcid(['analyze', ...FILES, '--format', format]);
       const merged = await kcid(['merge', ...parts, '--format', format]);
       expect(merged.stderr).toBe('');

@@ -18,6 +18,8 @@ import {
   getTelemetrySubscriptionsResponseBody,
   int32,
   pushTelemetryRequestBody,
+  requestFrame,
+  responseFrame,
   saslHandshakeRequestBody,
   saslHandshakeResponseBody,
   sizePrefixed,
@@ -25,6 +27,9 @@ import {
   utf8,
 } from '../../test/builder/kafka.js';
 import { Scenario } from '../../test/builder/scenario.js';
+import { pcapngFile } from '../../test/builder/capture.js';
+import { CONTENT, Tls13Session } from '../../test/builder/tls.js';
+import { LinkType, SECRETS_TLS_KEY_LOG } from '../../src/capture/types.js';
 import { seedOf, type Seed } from './mutate.js';
 
 const ID = Uint8Array.from(Buffer.from('0123456789abcdef0123456789abcdef', 'hex'));
@@ -120,6 +125,42 @@ function detectScenario(): Scenario {
   return s;
 }
 
+/**
+ * TLS 1.3 with its key log inside the pcapng (a Decryption Secrets Block): handshake, requests
+ * across records and segments, a KeyUpdate, an alert; so mutants reach the record layer and decryption.
+ */
+function tlsWithSecrets(): Buffer {
+  const t = new Tls13Session();
+  const s = new Scenario();
+  const c = s.connect({ client: '10.0.0.7:52000', broker: '10.0.0.8:9093', mss: 120 });
+  c.clientBytes(t.clientFirst());
+  c.serverBytes(t.serverFlight());
+  c.clientBytes(t.clientFinished());
+  const request = (correlationId: number, clientInstanceId: Uint8Array | null): Buffer =>
+    Buffer.from(requestFrame({ apiKey: 18, apiVersion: 4, correlationId, clientId: 'tls', clientInstanceId, body: apiVersionsRequestBody({ softwareName: 'k', softwareVersion: '1' }) }));
+  c.clientBytes(t.client.seal(CONTENT.APPLICATION_DATA, request(1, ID)));
+  c.serverBytes(t.server.seal(CONTENT.APPLICATION_DATA, Buffer.from(responseFrame({ correlationId: 1, headerVersion: 0, body: errorCodeResponseBody({ errorCode: 0, flexible: false }) }))));
+  c.clientBytes(t.client.keyUpdate());
+  c.clientBytes(Buffer.concat([t.client.seal(CONTENT.APPLICATION_DATA, request(2, OTHER_ID)), t.client.seal(CONTENT.ALERT, Buffer.of(2, 80))]));
+  c.close();
+  const keylog = Buffer.from(t.keylog);
+  const body = Buffer.alloc(8 + Math.ceil(keylog.length / 4) * 4);
+  body.writeUInt32LE(SECRETS_TLS_KEY_LOG, 0);
+  body.writeUInt32LE(keylog.length, 4);
+  keylog.copy(body, 8);
+  return pcapngFile({
+    sections: [
+      {
+        interfaces: [{ linkType: LinkType.ETHERNET, tsresol: 9 }],
+        blocks: [
+          { type: 'raw', blockType: 0x0a, body },
+          ...s.frames.map((f) => ({ type: 'epb' as const, interfaceId: 0, tsSec: f.tsSec, tsNsec: f.tsNsec, data: f.data })),
+        ],
+      },
+    ],
+  });
+}
+
 function built(): Seed[] {
   const kip = kip1313Scenario();
   const sasl = saslScenario();
@@ -131,6 +172,7 @@ function built(): Seed[] {
     seedOf('built:sasl.pcap', sasl.pcap()),
     seedOf('built:detect-v6.pcap', detect.pcap()),
     seedOf('built:sasl.pcap.gz', gzipSync(sasl.pcap())),
+    seedOf('built:tls13-secrets.pcapng', tlsWithSecrets()),
   ];
 }
 

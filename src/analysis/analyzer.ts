@@ -14,6 +14,7 @@ import { CONNECTION_RULES } from './rules/index.js';
 import type { ConnectionRule, RuleHit } from './rules/rule.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.js';
+import type { TlsInfo } from '../tls/types.js';
 
 /** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
 const UNSUPPORTED_VERSION = 35;
@@ -38,6 +39,9 @@ const STREAM_NOTE_RULES: Record<StreamNote['kind'], { id: string; severity: Seve
   gap: { id: 'capture-gap', severity: 'info' },
   desync: { id: 'stream-desync', severity: 'warning' },
   tls: { id: 'tls-on-kafka-port', severity: 'info' },
+  'tls-auth': { id: 'tls-record-auth-failed', severity: 'warning' },
+  'tls-record': { id: 'tls-record-unreadable', severity: 'warning' },
+  'tls-alert': { id: 'tls-alert', severity: 'warning' },
   'unknown-api': { id: 'unknown-api-key', severity: 'info' },
   // A frame cut short is the consequence of a gap or of the capture ending: the gap says it.
   'truncated-frame': null,
@@ -159,7 +163,7 @@ export class CaptureAnalyzer implements KafkaListener {
     this.observer.connectionEnd?.(s);
     // A connection that carried no Kafka message and raised nothing (a SYN, a port scan, a client
     // that connected and left) is counted, not kept: a million of them must not cost a million summaries.
-    if (s.requests === 0 && s.responses === 0 && s.gaps === 0 && s.findings === 0) this.emptyConnections++;
+    if (s.requests === 0 && s.responses === 0 && s.gaps === 0 && s.findings === 0 && c.tlsInfo === null) this.emptyConnections++;
     else if (this.connections.length < this.maxSummaries) this.connections.push(summarize(s, this.shared));
     else {
       this.unlisted.connections++;
@@ -297,6 +301,7 @@ class Summary implements ConnectionSummary {
   firstRequestFrame: number | null;
   firstRequestUs: number | null;
   latency: number[];
+  tls: TlsInfo | undefined;
 
   constructor(s: ConnState, shared: Interner) {
     this.input = s.input;
@@ -321,6 +326,7 @@ class Summary implements ConnectionSummary {
     this.firstRequestFrame = s.firstRequestFrame;
     this.firstRequestUs = s.firstRequestUs;
     this.latency = s.latency.length === 0 ? EMPTY_LIST : s.latency.slice();
+    this.tls = s.conn.tlsInfo ?? undefined;
   }
 }
 

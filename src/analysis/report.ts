@@ -39,9 +39,10 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
   // Each input's connections come sorted and inputs in order: sort only what is not (a merged file, a test).
   const connections = [...summary.connections];
   if (!isSorted(connections, compareConnections)) connections.sort(compareConnections);
-  // A connection that never sent a request (TLS, or only bytes kcid could not frame) says nothing
-  // about who the client is: it is listed as a connection but belongs to no instance.
-  const instances = groupInstances(connections.filter((c) => c.requests > 0));
+  // A connection that never sent a request (only bytes kcid could not frame) says nothing about who
+  // the client is: it is listed as a connection but belongs to no instance. A TLS connection kcid
+  // cannot decrypt is still a client: it is grouped under its address.
+  const instances = groupInstances(connections.filter((c) => c.requests > 0 || c.tls !== undefined));
   const findings: Finding[] = [...summary.findings];
   for (const instance of instances) {
     for (const rule of REPORT_RULES) {

@@ -9,10 +9,14 @@ import { KafkaStreamFactory } from '../kafka/conversation.js';
 import { decodeTcp } from '../net/decode.js';
 import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
+import { ActivityCollector } from './activity.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
 import type { ConnectionSummary, Finding, InputSummary } from './types.js';
 import { toMicros } from '../base/time.js';
+import { SECRETS_TLS_KEY_LOG } from '../capture/types.js';
+import { KeyLog } from '../tls/keylog.js';
+import { readFileSync } from 'node:fs';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */
@@ -31,6 +35,10 @@ export interface AnalyzeOptions {
   maxFindings?: number;
   /** Stop reading at this signal (follow mode's Ctrl-C) and analyse what was read. */
   signal?: AbortSignal;
+  /** Collect traffic over time for the page (see activity.ts): `--format html` and `summary-json`. */
+  activity?: boolean;
+  /** NSS key log files for TLS connections (--tls-keylog), read by each analysis: secrets never travel in messages. */
+  tlsKeylogs?: readonly string[];
 }
 
 /** The chunks of `source` until `signal` fires; then the iteration simply ends. */
@@ -50,6 +58,8 @@ async function* untilAborted(source: AsyncIterable<Buffer>, signal: AbortSignal)
 }
 
 export const DEFAULT_KAFKA_PORT = 9092;
+/** Ports that are Kafka without detection by default: 9092, and 9093, where SSL listeners usually are. */
+export const DEFAULT_KAFKA_PORTS: readonly number[] = [DEFAULT_KAFKA_PORT, 9093];
 /** Kafka's socket.request.max.bytes default. */
 export const DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024;
 
@@ -81,9 +91,15 @@ export async function analyzeInput(
     onFinding(f);
   };
   const clock = { tsSec: 0, tsNsec: 0 };
+  const activity = opts.activity === true ? new ActivityCollector() : null;
+  // Both would keep their state in the connection's one observer slot; no command asks for both.
+  if (activity !== null && observer !== undefined) throw new Error('activity is collected by a run without another request observer');
+  if (activity !== null) observer = activity;
+  const tlsKeys = new KeyLog();
+  for (const path of opts.tlsKeylogs ?? []) tlsKeys.add(path, readFileSync(path, 'latin1'));
   const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries);
   const reassembler = new Reassembler(
-    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock }),
+    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock, tlsKeys }),
     {
       kafkaPorts: opts.kafkaPorts,
       ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }),
@@ -104,6 +120,9 @@ export async function analyzeInput(
       clock.tsSec = p.tsSec;
       clock.tsNsec = p.tsNsec;
       if (decodeTcp(p, segment, net)) reassembler.segment(segment);
+    },
+    onSecrets(type: number, data: Buffer) {
+      if (type === SECRETS_TLS_KEY_LOG) tlsKeys.add("the capture's decryption secrets block", data.toString('latin1'));
     },
   };
   const progress = opts.onProgress;
@@ -148,6 +167,24 @@ export async function analyzeInput(
     const list = unlistedFindings.map(([rule, n]) => `${rule} ${count(n)}`).join(', ');
     notes.push(`findings beyond the first ${count(maxFindings)} of a rule are counted but not listed (--max-findings): ${list}`);
   }
+  for (const source of tlsKeys.sources) {
+    if (source.skipped > 0) notes.push(`${source.name}: ${count(source.skipped)} lines that are not NSS key log lines were skipped`);
+    if (source.matched > 0) continue;
+    keep({
+      rule: 'tls-keylog-unmatched',
+      severity: 'warning',
+      message: `${source.name}: none of its ${count(source.entries)} TLS secrets matches a TLS connection of this capture`,
+      frame: null,
+      timeUs: null,
+      client: null,
+      broker: null,
+      apiKey: null,
+      apiVersion: null,
+      correlationId: null,
+      clientInstanceId: null,
+      input: inputIndex,
+    });
+  }
   if (stats.truncatedAtFrame > 0) {
     const f: Finding = {
       rule: 'capture-truncated',
@@ -185,6 +222,7 @@ export async function analyzeInput(
       notes,
       startUs,
       ...notListed,
+      ...(activity === null ? {} : { activity: activity.result() }),
     },
     connections: analyzer.connections.sort(compareConnections),
     findings,

@@ -5,6 +5,7 @@
  */
 import { isJsonObject, JsonList, writeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
+import { activityProblem } from './activity.js';
 import type { CaptureSummary } from './types.js';
 
 export const SUMMARY_KIND = 'kcid-summary';
@@ -65,6 +66,11 @@ export function parseSummary(text: string, file: string): CaptureSummary {
       Array.isArray(n.findings) &&
       n.findings.every((p: unknown) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && count(p[1]));
     if (!ok) throw new SummaryError(`${file}: an input's 'notListed' is not {connections, requests, responses, findings: [[rule, count]]}`);
+  }
+  for (const input of inputs) {
+    if (input.activity === undefined) continue;
+    const problem = activityProblem(input.activity);
+    if (problem !== null) throw new SummaryError(`${file}: an input's 'activity' ${problem}`);
   }
   return { version: 1, inputs: doc.inputs, connections: doc.connections, findings: doc.findings } as unknown as CaptureSummary;
 }

@@ -4,6 +4,9 @@
  * summaries of many captures (one per broker) merge by concatenation, and the rules that look
  * across connections run once on the merged whole.
  */
+import type { InputActivity } from './activity.js';
+
+import type { TlsInfo } from '../tls/types.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
@@ -48,6 +51,8 @@ export interface InputSummary {
   startUs: number | null;
   /** What the listing caps left out but counted (absent when nothing was left out). */
   notListed?: NotListed;
+  /** Traffic over time, when collected (`--format html`, `summary-json`; absent otherwise). */
+  activity?: InputActivity;
 }
 
 /**
@@ -97,6 +102,8 @@ export interface ConnectionSummary {
   firstRequestUs: number | null;
   /** Request latencies in microseconds, log-bucketed (see analysis/latency.ts). */
   latency: number[];
+  /** For a connection over TLS: what its handshake showed (absent for plaintext connections). */
+  tls?: TlsInfo;
 }
 
 export interface CaptureSummary {

@@ -252,6 +252,8 @@ export class PcapngParser extends RecordParser {
         return this.simplePacketBlock(buf, pos, len);
       case IDB:
         return this.interfaceDescription(buf, pos, len);
+      case DSB:
+        return this.secretsBlock(buf, pos, len);
       default:
         this.stats.skippedBlocks++;
     }
@@ -269,6 +271,19 @@ export class PcapngParser extends RecordParser {
     this.setTime(iface, this.u32(buf, pos + 12), this.u32(buf, pos + 16));
     this.setPacket(iface, localId, buf, pos + 28, capLen, this.u32(buf, pos + 24));
     this.deliver();
+  }
+
+  /** DSB (draft §4.7): secrets type u32, secrets length u32, the secrets, padding to 32 bits. */
+  private secretsBlock(buf: Buffer, pos: number, len: number): void {
+    const length = len >= 20 ? this.u32(buf, pos + 12) : -1;
+    if (length < 0 || length > len - 20) {
+      this.stats.damagedRecords++;
+      this.note("a decryption secrets block whose secrets length does not fit it was skipped");
+      return;
+    }
+    this.inSink = true;
+    this.sink.onSecrets?.(this.u32(buf, pos + 8), buf.subarray(pos + 16, pos + 16 + length));
+    this.inSink = false;
   }
 
   /**

@@ -38,7 +38,15 @@ export interface PacketRef {
 
 export interface PacketSink {
   onPacket(p: PacketRef): void;
+  /**
+   * A pcapng Decryption Secrets Block (draft §4.7): its secrets type (0x544c534b 'TLSK' for a TLS
+   * key log) and its data, valid only during the call. Secrets: never printed.
+   */
+  onSecrets?(secretsType: number, data: Buffer): void;
 }
+
+/** DSB secrets type of an NSS key log (draft-ietf-opsawg-pcapng §4.7). */
+export const SECRETS_TLS_KEY_LOG = 0x544c534b;
 
 export type CaptureFormat = 'pcap' | 'pcapng';
 

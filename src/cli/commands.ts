@@ -2,7 +2,7 @@
  * The commands behind the options: analyze, requests, clients, merge. Each parses its options
  * with pure functions, runs the stages, renders, and returns the exit code.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { applyBaseline, parseBaseline, writeBaseline } from '../analysis/baseline.js';
 import {
   checkWindow,
@@ -18,7 +18,7 @@ import {
 import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
 import { REPORT_RULES } from '../analysis/rules/index.js';
-import { analyzeInput, DEFAULT_KAFKA_PORT, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
+import { analyzeInput, DEFAULT_KAFKA_PORTS, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
 import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
 import { findingJson, writeReportJson } from '../report/json.js';
@@ -40,6 +40,7 @@ export interface CommonCliOptions {
   maxFindings?: string;
   detect: boolean;
   maxFrameBytes?: string;
+  tlsKeylog?: string[];
   jobs?: string;
   quiet?: boolean;
   instance?: string;
@@ -75,12 +76,25 @@ function parseJobs(text: string | undefined): number {
   return Number(text);
 }
 
+/** A key log is read by each analysis; a missing or unreadable one is a usage error now, not one per capture. */
+function readableKeylog(path: string): string {
+  try {
+    if (!statSync(path).isFile()) throw new UsageError(`--tls-keylog ${path}: not a file`);
+    accessSync(path, constants.R_OK);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`--tls-keylog ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'cannot be read'}`);
+  }
+  return path;
+}
+
 function captureOptions(o: CommonCliOptions, progress: Progress | null): AnalyzeOptions {
   const opts: AnalyzeOptions = {
-    kafkaPorts: o.port === undefined ? new Set([DEFAULT_KAFKA_PORT]) : parsePorts(o.port),
+    kafkaPorts: o.port === undefined ? new Set(DEFAULT_KAFKA_PORTS) : parsePorts(o.port),
     detect: o.detect,
     maxFrameBytes: o.maxFrameBytes === undefined ? DEFAULT_MAX_FRAME_BYTES : parseSize(o.maxFrameBytes, '--max-frame-bytes'),
   };
+  if (o.tlsKeylog !== undefined) opts.tlsKeylogs = o.tlsKeylog.map(readableKeylog);
   if (o.maxConnections !== undefined) opts.maxConnections = parseCount(o.maxConnections, '--max-connections', 1, 10_000_000);
   if (o.idleTimeout !== undefined) opts.idleTimeoutSec = parseCount(o.idleTimeout, '--idle-timeout', 1, 31_536_000);
   if (o.maxConnectionSummaries !== undefined) opts.maxSummaries = parseCount(o.maxConnectionSummaries, '--max-connection-summaries', 1, 100_000_000);
@@ -191,6 +205,8 @@ async function render(report: Report, o: AnalyzeCliOptions, out: Out, io: Io): P
       return (await import('../report/sarif.js')).renderSarif(report, packageVersion());
     case 'markdown':
       return (await import('../report/markdown.js')).renderMarkdown(report, { failOn: parseFailOn(o.failOn) });
+    case 'html':
+      return (await import('../report/html/page.js')).renderHtml(report, { version: packageVersion() });
     default:
       return (await import('../report/table.js')).renderTable(report, await styleFor(out, io), tableWidth(out));
   }
@@ -203,6 +219,8 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   if (o.follow === true) return followAnalyze(captures, o, io, config);
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
+  // The page draws traffic over time, and a summary keeps it for `kcid merge --format html`.
+  if (o.format === 'html' || o.format === 'summary-json') opts.activity = true;
   parseFilters(o); // fail on a bad filter before reading anything
   if (o.format === 'parquet' && o.output === undefined) throw new UsageError('--format parquet writes a file: give it with -o FILE');
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);

@@ -9,7 +9,7 @@ import { BaselineError } from '../analysis/baseline.js';
 import { FilterError } from '../analysis/filters.js';
 import { SummaryError } from '../analysis/summary-io.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
-import { DEFAULT_KAFKA_PORT } from '../analysis/run.js';
+import { DEFAULT_KAFKA_PORTS } from '../analysis/run.js';
 import { analyzeCommand, clientsCommand, exportCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions, type ExportCliOptions } from './commands.js';
 import { ExportError } from '../export/errors.js';
 import { ConfigError } from './config.js';
@@ -24,8 +24,9 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
 /** Options shared by every command that reads captures. */
 function addCaptureOptions(cmd: Command): Command {
   return cmd
-    .option('-p, --port <ports>', `Kafka broker ports, comma-separated (default: ${DEFAULT_KAFKA_PORT})`)
+    .option('-p, --port <ports>', `Kafka broker ports, comma-separated (default: ${DEFAULT_KAFKA_PORTS.join(',')})`)
     .option('--no-detect', 'do not detect Kafka on other ports from the traffic itself')
+    .option('--tls-keylog <file>', 'NSS key log (SSLKEYLOGFILE) to decrypt TLS connections with; repeatable. A secret: never printed', collect)
     .option('--max-frame-bytes <size>', 'larger frames mean the stream is out of sync (default: 100MiB, socket.request.max.bytes)')
     .option('--max-connections <n>', 'live TCP connections tracked at once; the least recently active is retired beyond (default: 100000)')
     .option('--idle-timeout <seconds>', 'retire a connection idle this long in capture time (default: 600)')
@@ -60,7 +61,7 @@ const givenOnCli =
   (option: string): boolean =>
     cmd.getOptionValueSource(option) === 'cli';
 
-export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'summary-json', 'parquet'] as const;
+export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'html', 'summary-json', 'parquet'] as const;
 
 export async function run(argv: string[], io: Io): Promise<number> {
   let exitCode = EXIT_CLEAN;

@@ -16,7 +16,11 @@ import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from
 import { PendingRequests } from './pending.js';
 import { SaslTokens } from './sasl.js';
 import { RequestSink, ResponseSink, type FrameHandlers } from './sinks.js';
-import { looksLikeTls } from './tls-sniff.js';
+import { looksLikeTls } from '../tls/sniff.js';
+import type { KeyLog } from '../tls/keylog.js';
+import type { TlsSession, TlsSide } from '../tls/session.js';
+import type { TlsInfo } from '../tls/types.js';
+import { startTls, type PlaintextSink } from './tls-link.js';
 
 export interface KafkaOptions {
   /** Ports whose connections are Kafka without detection. */
@@ -31,6 +35,8 @@ export interface KafkaOptions {
   learnedBrokerPorts?: Set<number>;
   /** The time of the packet being processed, kept by the caller: gaps are dated by the packet that revealed them. */
   clock?: { tsSec: number; tsNsec: number };
+  /** TLS secrets (--tls-keylog, the capture's Decryption Secrets Blocks), or null when there are none. */
+  tlsKeys?: KeyLog | null;
 }
 
 /** Bytes of each frame handed to the first decode attempt: enough for nearly every request header. */
@@ -48,7 +54,7 @@ const MIN_REQUEST_BYTES = 8;
 const MIN_RESPONSE_BYTES = 4;
 const DEFAULT_MAX_PENDING = 1024;
 
-export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers {
+export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink {
   client: Endpoint;
   broker: Endpoint;
   readonly startSeen: boolean;
@@ -71,6 +77,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private currentResponseIsToken = false;
   private readonly sasl = new SaslTokens();
   private firstClientByte = true;
+  /** The connection is TLS: its bytes go through the session, whose plaintext comes back to the framers. */
+  private tls: TlsSession | null = null;
   /** The last request header's ClientInstanceId, as kept by keepInstanceId(). */
   private lastInstanceId: Uint8Array | null = null;
 
@@ -114,12 +122,12 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     if (dir === this.clientDir) {
       if (this.firstClientByte) {
         this.firstClientByte = false;
-        if (this.startSeen && looksLikeTls(buf, off, len)) {
-          this.noteTls(frame);
-          return;
-        }
+        if (this.startSeen && looksLikeTls(buf, off, len)) this.tls = startTls(this, this.listener, this.opts.tlsKeys ?? null);
       }
-      this.requests.data(buf, off, len, frame, tsSec, tsNsec);
+      if (this.tls !== null) this.tls.data(0, buf, off, len, frame, tsSec, tsNsec);
+      else this.requests.data(buf, off, len, frame, tsSec, tsNsec);
+    } else if (this.tls !== null) {
+      this.tls.data(1, buf, off, len, frame, tsSec, tsNsec);
     } else {
       this.responses.data(buf, off, len, frame, tsSec, tsNsec);
     }
@@ -147,11 +155,13 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       bytes,
       message: `${bytes} bytes from the ${from} are missing from the capture`,
     });
-    (dir === this.clientDir ? this.requests : this.responses).gap(bytes, frame);
+    if (this.tls !== null) this.tls.gap(dir === this.clientDir ? 0 : 1, bytes, frame);
+    else (dir === this.clientDir ? this.requests : this.responses).gap(bytes, frame);
   }
 
   end(reason: 'closed' | 'reset' | 'idle' | 'evicted' | 'capture-end'): void {
     if (!this.decided || this.ignored) return;
+    this.tls?.end();
     this.requestFramer?.end(this.tsSec, this.tsNsec);
     this.responseFramer?.end(this.tsSec, this.tsNsec);
     for (let r = this.pending.removeOldest(); r !== undefined; r = this.pending.removeOldest()) this.listener.unanswered(this, r);
@@ -164,19 +174,22 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     this.tcp.ignore();
   }
 
-  private noteTls(frame: number): void {
-    this.listener.note(this, {
-      kind: 'tls',
-      frame,
-      tsSec: this.tsSec,
-      tsNsec: this.tsNsec,
-      from: 'client',
-      bytes: 0,
-      message: 'TLS handshake on a Kafka connection: its contents cannot be analysed',
-    });
-    this.ignored = true;
-    this.listener.connectionEnd(this, 'tls');
-    this.tcp.ignore();
+  // ---- TLS: the session hands back plaintext ---------------------------------------------------
+
+  get tlsInfo(): TlsInfo | null {
+    return this.tls?.info ?? null;
+  }
+
+  get now(): { tsSec: number; tsNsec: number } {
+    return { tsSec: this.tsSec, tsNsec: this.tsNsec };
+  }
+
+  plaintext(side: TlsSide, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
+    (side === 0 ? this.requests : this.responses).data(buf, off, len, frame, tsSec, tsNsec);
+  }
+
+  plaintextGap(side: TlsSide, bytes: number, frame: number): void {
+    (side === 0 ? this.requests : this.responses).gap(bytes, frame);
   }
 
   // ---- deciding roles --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import { isValidVersion } from './apis.js';
 import { IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, SCAN_WINDOW, type Plausibility } from './framer.js';
 import { decodeRequestHeader } from './headers.js';
 import { DecodeError } from './reader.js';
-import { looksLikeTls } from './tls-sniff.js';
+import { looksLikeTls } from '../tls/sniff.js';
 
 /** Bytes kept per direction while deciding whether an unknown port carries Kafka. */
 export const PROBE_BYTES = 4096;

@@ -5,6 +5,7 @@
 import type { Endpoint, TcpConnection } from '../tcp/types.js';
 import type { RequestBody, ResponseBody } from './messages.js';
 import type { RequestHeader } from './types.js';
+import type { TlsInfo } from '../tls/types.js';
 
 export interface KafkaRequest {
   /** Frame in which the request's last byte arrived (as Wireshark reports a reassembled PDU). */
@@ -37,7 +38,7 @@ export interface KafkaResponse {
   complete: boolean;
 }
 
-export type StreamNoteKind = 'gap' | 'desync' | 'tls' | 'unknown-api' | 'truncated-frame';
+export type StreamNoteKind = 'gap' | 'desync' | 'tls' | 'tls-auth' | 'tls-record' | 'tls-alert' | 'unknown-api' | 'truncated-frame';
 
 export interface StreamNote {
   kind: StreamNoteKind;
@@ -62,6 +63,8 @@ export interface KafkaConnection {
   readonly broker: Endpoint;
   /** The capture saw the SYN, so the connection's first bytes are in the capture. */
   readonly startSeen: boolean;
+  /** What the TLS handshake showed, for a connection over TLS; else null. */
+  readonly tlsInfo: TlsInfo | null;
   /**
    * One slot for the listener's own state of this connection. A Map keyed by connection would do,
    * but measured on 100,000 short connections it made V8 promote about 100 MB more to the old

@@ -6,7 +6,8 @@ import type { Report } from '../analysis/report.js';
 import type { Finding, Severity } from '../analysis/types.js';
 import { safeJson } from '../base/json-text.js';
 import type { RequestRow } from './requests.js';
-import { sanitize } from '../base/sanitize.js';
+import { quoted, sanitize } from '../base/sanitize.js';
+import type { TlsInfo } from '../tls/types.js';
 import { fittedTable } from './table.js';
 import type { Style } from './style.js';
 import { isoMicros } from '../base/time.js';
@@ -90,6 +91,20 @@ export function renderClientsJson(report: Report): string {
   return `${safeJson(doc, 2)}\n`;
 }
 
+/** A TLS connection's handshake in one line: version, cipher, SNI, ALPN, resumption, certificate, decrypted or not. */
+export function tlsText(t: TlsInfo): string {
+  const parts = [t.version ?? `handshake not complete (offered ${t.offered ?? '?'})`];
+  if (t.cipher !== null) parts.push(t.cipher);
+  if (t.helloRetry) parts.push('after HelloRetryRequest');
+  if (t.sni !== null) parts.push(`SNI ${quoted(t.sni)}`);
+  if (t.alpn.length > 0) parts.push(`ALPN ${t.alpn.map(quoted).join(', ')}`);
+  if (t.resumed) parts.push('resumed');
+  const cert = t.certificate;
+  if (cert !== null) parts.push(`certificate ${quoted(cert.subject)} valid ${cert.notBefore ?? '?'} to ${cert.notAfter ?? '?'}`);
+  parts.push(t.decrypted ? 'decrypted' : `not decrypted (client random ${t.clientRandom ?? '?'})`);
+  return parts.join(', ');
+}
+
 /** One instance: identity, its connections, its findings, and a timeline of its requests across brokers. */
 export function renderClientDetail(report: Report, inst: InstanceModel, rows: readonly RequestRow[], truncated: boolean, style: Style): string {
   const s = clientStats({ ...report, instances: [inst] })[0]!;
@@ -108,7 +123,13 @@ export function renderClientDetail(report: Report, inst: InstanceModel, rows: re
   for (const c of inst.connections) {
     conns.push([c.client, c.broker, multi ? `${c.input + 1}:${c.firstFrame}` : String(c.firstFrame), c.startSeen ? 'yes' : 'no', String(c.requests), String(c.responses), String(c.errorResponses), String(c.gaps)]);
   }
-  lines.push(conns.toString(), '', style.bold('Findings'));
+  lines.push(conns.toString());
+  const overTls = inst.connections.filter((c) => c.tls !== undefined);
+  if (overTls.length > 0) {
+    lines.push('', style.bold('TLS'));
+    for (const c of overTls) lines.push(`${c.client} -> ${c.broker}: ${tlsText(c.tls!)}`);
+  }
+  lines.push('', style.bold('Findings'));
   const findings = instanceFindings(report, inst);
   if (findings.length === 0) lines.push('No findings.');
   for (const f of findings) lines.push(`${style.severity(f.severity)}  ${f.rule}  frame ${f.frame ?? '-'}  ${f.message}`);

@@ -2,7 +2,8 @@
 import type { Report } from '../analysis/report.js';
 import type { ConnectionSummary, Finding } from '../analysis/types.js';
 import { apiName } from '../kafka/apis.js';
-import { jsonString, JsonList, writeJson } from '../base/json-text.js';
+import { jsonString, JsonList, safeJson, writeJson } from '../base/json-text.js';
+import type { TlsInfo } from '../tls/types.js';
 import { isoMicros } from '../base/time.js';
 
 export const JSON_FORMAT_VERSION = 1;
@@ -36,6 +37,23 @@ function connectionJson(c: ConnectionSummary): Record<string, unknown> {
     requests: c.requests,
     gaps: c.gaps,
     input: c.input,
+    ...(c.tls === undefined ? {} : { tls: tlsJson(c.tls) }),
+  };
+}
+
+/** A TLS connection's handshake, keys in a fixed order (present only on TLS connections). */
+export function tlsJson(t: TlsInfo): Record<string, unknown> {
+  return {
+    version: t.version,
+    offered: t.offered,
+    cipher: t.cipher,
+    sni: t.sni,
+    alpn: t.alpn,
+    helloRetry: t.helloRetry,
+    resumed: t.resumed,
+    certificate: t.certificate === null ? null : { subject: t.certificate.subject, notBefore: t.certificate.notBefore, notAfter: t.certificate.notAfter },
+    clientRandom: t.clientRandom,
+    decrypted: t.decrypted,
   };
 }
 
@@ -48,7 +66,8 @@ function connectionText(c: ConnectionSummary, nl: string): string {
   return (
     `{${i}"client": ${jsonString(c.client)},${i}"broker": ${jsonString(c.broker)},` +
     `${i}"clientInstanceId": ${jsonString(c.headerInstanceIds[0] ?? c.telemetryInstanceId)},` +
-    `${i}"startSeen": ${c.startSeen},${i}"requests": ${c.requests},${i}"gaps": ${c.gaps},${i}"input": ${c.input}${nl}}`
+    `${i}"startSeen": ${c.startSeen},${i}"requests": ${c.requests},${i}"gaps": ${c.gaps},${i}"input": ${c.input}` +
+    `${c.tls === undefined ? '' : `,${i}"tls": ${safeJson(tlsJson(c.tls), 2).split('\n').join(i)}`}${nl}}`
   );
 }
 

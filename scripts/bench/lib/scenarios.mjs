@@ -14,6 +14,7 @@
 import { TcpFlow, PcapWriter, ipv4 } from './pcap-writer.mjs';
 import { API, Enc, planBatch, writeBatch } from './kafka.mjs';
 import { Rng } from './rng.mjs';
+import { TlsFlow, TlsKeyLog } from './tls.mjs';
 
 export const SCENARIOS = ['produce', 'fetch', 'chatty', 'telemetry'];
 
@@ -28,10 +29,12 @@ const IDLE = 'idle';
  * Writes scenario `name` of about `bytes` bytes to `path`; returns its manifest (what was put in,
  * for checking kcid's counts).
  */
-export function generate(name, path, bytes, seed = 1) {
+export function generate(name, path, bytes, seed = 1, opts = {}) {
   const make = GENERATORS[name];
   if (make === undefined) throw new Error(`unknown scenario '${name}' (expected ${SCENARIOS.join(', ')})`);
   const ctx = new Context(path, bytes, seed + SCENARIOS.indexOf(name));
+  // opts.tlsKeylog: the same traffic over TLS 1.3, its secrets written to this key log file.
+  if (opts.tlsKeylog !== undefined) ctx.tls = new TlsKeyLog(opts.tlsKeylog);
   make(ctx);
   ctx.w.close();
   return {
@@ -62,6 +65,7 @@ class Context {
     this.violations = new Map();
     this.nextHost = 0;
     this.ports = new Map();
+    this.tls = null;
   }
 
   full() {
@@ -82,7 +86,8 @@ class Context {
   }
 
   open(host, broker) {
-    const flow = new TcpFlow(this.w, { clientIp: host, clientPort: this.port(host), brokerIp: broker, brokerPort: BROKER_PORT, rng: this.rng });
+    const tcp = new TcpFlow(this.w, { clientIp: host, clientPort: this.port(host), brokerIp: broker, brokerPort: BROKER_PORT, rng: this.rng });
+    const flow = this.tls === null ? tcp : new TlsFlow(tcp, this.tls);
     flow.handshake();
     this.connections++;
     return flow;

@@ -9,7 +9,17 @@ import { instanceIdMultipleHosts } from './instance-id-multiple-hosts.js';
 import { malformedRequestHeader } from './malformed-request-header.js';
 import { memberIdMismatch } from './member-id-mismatch.js';
 import type { ConnectionRule, ReportRule, Rule } from './rule.js';
-import { captureGap, captureTruncated, streamDesync, tlsOnKafkaPort, unknownApiKey } from './stream-rules.js';
+import {
+  captureGap,
+  captureTruncated,
+  streamDesync,
+  tlsAlert,
+  tlsKeylogUnmatched,
+  tlsOnKafkaPort,
+  tlsRecordAuthFailed,
+  tlsRecordUnreadable,
+  unknownApiKey,
+} from './stream-rules.js';
 import { telemetryIdMismatch } from './telemetry-id-mismatch.js';
 import { telemetryV1WithoutInstanceId } from './telemetry-v1-without-instance-id.js';
 import { telemetryZeroIdWithHeader } from './telemetry-zero-id-with-header.js';
@@ -32,6 +42,10 @@ export const RULES: readonly Rule[] = [
   streamDesync,
   captureGap,
   tlsOnKafkaPort,
+  tlsRecordAuthFailed,
+  tlsRecordUnreadable,
+  tlsAlert,
+  tlsKeylogUnmatched,
   unknownApiKey,
   captureTruncated,
 ];

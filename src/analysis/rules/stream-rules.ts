@@ -35,12 +35,73 @@ export const tlsOnKafkaPort: StreamRule = {
   kind: 'stream',
   id: 'tls-on-kafka-port',
   severity: 'info',
-  summary: 'A connection to a Kafka port starts with a TLS handshake: its contents cannot be analysed.',
+  summary: 'A TLS connection to a Kafka port whose keys kcid does not have: its handshake is shown, its requests cannot be analysed.',
   explanation:
-    'Kafka listeners with security.protocol SSL or SASL_SSL wrap the protocol in TLS. kcid does not decrypt ' +
-    'TLS, so the connection is counted and noted but none of its requests are judged. Capture on the ' +
-    'plaintext side of a TLS-terminating proxy, or on a PLAINTEXT/SASL_PLAINTEXT listener, to analyse it.',
-  spec: 'RFC 8446 §5.1: a TLS record begins with content type 22 (handshake) and legacy version 0x03 0x0N.',
+    'Kafka listeners with security.protocol SSL or SASL_SSL wrap the protocol in TLS. kcid reads the handshake ' +
+    'in the clear (versions, cipher suite, SNI, ALPN, resumption, and for TLS 1.2 the server certificate) and ' +
+    'decrypts the connection when a key log (--tls-keylog, or a pcapng Decryption Secrets Block) holds the ' +
+    "secrets for its ClientHello's random. Without them the connection is listed and grouped under its client " +
+    'address, but none of its requests are judged; the note names the first 16 hex digits of the client ' +
+    'random, so you can find the key log line you lack.',
+  spec:
+    'RFC 8446 §5.1: a TLS record begins with content type 22 (handshake) and legacy version 0x03 0x0N; NSS key ' +
+    'log format: "<label> <client random, hex> <secret, hex>", keyed by the ClientHello random.',
+};
+
+export const tlsRecordAuthFailed: StreamRule = {
+  kind: 'stream',
+  id: 'tls-record-auth-failed',
+  severity: 'warning',
+  summary: 'A TLS record failed authentication: the key log holds the wrong secret, or the capture is damaged.',
+  explanation:
+    'Every TLS 1.3 record, and every TLS 1.2 record after ChangeCipherSpec, carries an authentication tag (AEAD) ' +
+    'or a MAC. A record whose tag does not verify under the keys derived from the key log was not sent with ' +
+    'those keys (a key log from another session, a line edited by hand) or was changed after it was sent (a ' +
+    "damaged capture). kcid reports the first such record of each direction, counts the rest, skips each one's " +
+    'plaintext as a gap in the Kafka stream, and carries on with the next record.',
+  spec:
+    'RFC 8446 §5.2: "If the decryption fails, the receiver MUST terminate the connection with a bad_record_mac alert"; ' +
+    'RFC 5246 §6.2.3.',
+};
+
+export const tlsRecordUnreadable: StreamRule = {
+  kind: 'stream',
+  id: 'tls-record-unreadable',
+  severity: 'warning',
+  summary: 'A TLS record could not be read: cut off, larger than TLS allows, lost to a capture gap, or not TLS at all.',
+  explanation:
+    'TLS sends records of at most 2^14 + 256 bytes of ciphertext, each with a 5-byte header. A record larger ' +
+    'than that is skipped by its length; a record that lost bytes to a capture gap is skipped and decryption ' +
+    'carries on with the next one (the sequence number is known). A gap over a record header loses the record ' +
+    'boundaries: with an AEAD cipher kcid resumes at the next record that authenticates at one of the next ' +
+    'sequence numbers; with TLS 1.2 CBC, or after bytes that are not a TLS record header, the rest of that ' +
+    'direction is not read. ' +
+    'A record cut off by the end of the capture, and handshake messages that do not parse, are reported too.',
+  spec: 'RFC 8446 §5.1-5.2: "The length MUST NOT exceed 2^14 + 256 bytes. An endpoint that receives a record that exceeds this length MUST terminate the connection with a record_overflow alert."',
+};
+
+export const tlsAlert: StreamRule = {
+  kind: 'stream',
+  id: 'tls-alert',
+  severity: 'warning',
+  summary: 'A TLS alert other than close_notify: the handshake or the connection failed.',
+  explanation:
+    'An alert other than close_notify means a side gave up on the connection: a handshake failure, an unknown ' +
+    'or expired certificate, an unsupported version, a bad record MAC. kcid reports its level and description ' +
+    '(alerts are in the clear during a TLS 1.2 handshake; other alerts are read once the record is decrypted).',
+  spec: 'RFC 8446 §6: "Alert messages convey a description of the alert and a legacy field that conveyed the severity level of the message".',
+};
+
+export const tlsKeylogUnmatched: StreamRule = {
+  kind: 'stream',
+  id: 'tls-keylog-unmatched',
+  severity: 'warning',
+  summary: 'A key log given with --tls-keylog (or embedded in the capture) matches no TLS connection of the capture.',
+  explanation:
+    "Key log lines are keyed by the ClientHello's random. A key log none of whose randoms appears in the capture " +
+    'belongs to other sessions (another run of the client, another host, a file written after the capture ' +
+    'ended), so it decrypts nothing here. The warning names the file and how many secrets it holds, never the secrets.',
+  spec: 'NSS key log format (the SSLKEYLOGFILE format): "<label> <client random> <secret>", the client random in 64 hex digits.',
 };
 
 export const unknownApiKey: StreamRule = {

@@ -1,7 +1,4 @@
-/**
- * TLS on a Kafka port: kcid recognises a TLS handshake from its first record header, so that a
- * connection it cannot read is one note rather than a stream of desyncs.
- */
+/** TLS on a Kafka port: a connection whose client starts with a TLS handshake record is read as TLS. */
 
 /** A TLS record header: content type 22 (handshake), version 3.x (RFC 8446 §5.1). */
 export function looksLikeTls(buf: Buffer, off: number, len: number): boolean {

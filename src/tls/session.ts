@@ -1,0 +1,604 @@
+/**
+ * One TLS connection, both directions: TLS records reassembled from the TCP byte stream (a record
+ * may span segments, a segment may carry several records), the handshake read in the clear
+ * (ClientHello, ServerHello, HelloRetryRequest, the TLS 1.2 Certificate), and, with keys from a
+ * key log, records decrypted and their application data handed on in order. Memory per direction
+ * is one record in progress (at most 2^14 + 256 bytes of ciphertext, RFC 8446 §5.2) and one
+ * handshake message (bounded); records kcid cannot decrypt are skipped by their length, not kept.
+ */
+import { alertName, parseCertificate, parseClientHello, parseServerHello, TlsDecodeError } from './handshake.js';
+import { CIPHER_SUITES, cipherSuiteName, nextTrafficSecret, tls12Keys, tls13Keys, type CipherSuite } from './keys.js';
+import type { KeyLog } from './keylog.js';
+import { RecordCipher } from './record-cipher.js';
+import { newTlsInfo, versionName, type TlsInfo } from './types.js';
+
+/** 0 for the client's bytes, 1 for the server's. */
+export type TlsSide = 0 | 1;
+
+export type TlsNoteKind = 'tls' | 'tls-auth' | 'tls-record' | 'tls-alert';
+
+export interface TlsOutput {
+  /** Decrypted application data, in order, dated by the packet that completed its record. */
+  plaintext(side: TlsSide, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void;
+  /** Application data lost with a record (a gap, a failed record): about this many bytes. */
+  plaintextGap(side: TlsSide, bytes: number, frame: number): void;
+  note(kind: TlsNoteKind, side: TlsSide, frame: number, message: string): void;
+}
+
+/** RFC 8446 §5.2: TLSCiphertext.length must not exceed 2^14 + 256. */
+export const MAX_RECORD_BYTES = 16384 + 256;
+/** Largest handshake message kcid keeps to read (a certificate chain is a few KB; RFC 8446 allows 2^24). */
+export const MAX_HANDSHAKE_BYTES = 256 * 1024;
+
+const CHANGE_CIPHER_SPEC = 20;
+const ALERT = 21;
+const HANDSHAKE = 22;
+const APPLICATION_DATA = 23;
+
+/** Bytes kept while looking for the next record after a gap: two records, so one always fits whole. */
+const RESYNC_BYTES = 2 * (5 + MAX_RECORD_BYTES);
+/** Sequence numbers tried for the first record after a gap (records the gap may have held). */
+const MAX_SEQ_WINDOW = 256;
+/** The smallest protected record: header, one byte of content type, the 16-byte tag. */
+const MIN_PROTECTED_RECORD = 5 + 17;
+/** Trial decryptions after one gap before kcid gives up on the direction (a few tens of ms of AES-GCM). */
+const MAX_RESYNC_TRIALS = 4096;
+
+const LOST = -1;
+const SKIPPED = -2;
+
+const HS_CLIENT_HELLO = 1;
+const HS_SERVER_HELLO = 2;
+const HS_CERTIFICATE = 11;
+const HS_SERVER_HELLO_DONE = 14;
+const HS_FINISHED = 20;
+const HS_KEY_UPDATE = 24;
+
+class Direction {
+  /** Header of the record in progress, and how much of it is in. */
+  readonly header = Buffer.alloc(5);
+  headerLen = 0;
+  /** Body of the record in progress (allocated at its length when its header is in), and how much of it is in. */
+  body: Buffer | null = null;
+  bodyLen = 0;
+  /** Bytes of a record being skipped (not decryptable, oversize, or damaged by a gap). */
+  skip = 0;
+  /** The stream lost its record boundaries (a gap over a header, bytes that are not TLS). */
+  lost = false;
+  /** Records from here on are protected (TLS 1.2: after ChangeCipherSpec; TLS 1.3: after ServerHello). */
+  protectedFromHere = false;
+  cipher: RecordCipher | null = null;
+  /** TLS 1.3: this side's current traffic secret (for KeyUpdate). */
+  secret: Buffer | null = null;
+  /** A handshake message in progress. */
+  hs: Buffer | null = null;
+  hsLen = 0;
+  /** Handshake messages are no longer followed (one was lost or too large). */
+  hsBroken = false;
+  authFailures = 0;
+  /**
+   * After a gap took the record boundaries of an AEAD stream: bytes kept while kcid looks for a
+   * record that decrypts at one of the next sequence numbers (RESYNC_BYTES at most).
+   */
+  resync: Buffer | null = null;
+  resyncLen = 0;
+  /** Positions of resync before this one hold no record. */
+  scanFrom = 0;
+  /** Sequence numbers tried after the last known one. */
+  seqWindow = 0;
+  /** Decryptions tried since the gap (bounded: junk that looks like record headers must not cost without end). */
+  trials = 0;
+  /** Frame of the packet that began the record in progress. */
+  recordFrame = 0;
+  constructor(readonly name: 'client' | 'broker') {}
+}
+
+export class TlsSession {
+  readonly info: TlsInfo = newTlsInfo();
+  private readonly sides = [new Direction('client'), new Direction('broker')] as const;
+  private clientRandom: Buffer | null = null;
+  private suite: CipherSuite | null = null;
+  private tls13 = false;
+  private serverHelloDone = false;
+  private secrets: ReadonlyMap<string, Buffer> | undefined;
+  /** TLS 1.2 keys, installed at each side's ChangeCipherSpec. */
+  private pending12: [RecordCipher, RecordCipher] | null = null;
+  private noted = false;
+  private frame = 0;
+  private tsSec = 0;
+  private tsNsec = 0;
+
+  constructor(
+    private readonly out: TlsOutput,
+    /** Key logs given (or embedded in the capture); null when there are none at all. */
+    private readonly keys: KeyLog | null,
+  ) {}
+
+  data(side: TlsSide, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
+    const d = this.sides[side];
+    this.frame = frame;
+    this.tsSec = tsSec;
+    this.tsNsec = tsNsec;
+    const end = off + len;
+    if (d.resync !== null) {
+      off = this.resyncData(side, d, buf, off, end);
+      if (d.resync !== null) return;
+    }
+    while (off < end && !d.lost) {
+      if (d.skip > 0) {
+        const n = Math.min(d.skip, end - off);
+        d.skip -= n;
+        off += n;
+        continue;
+      }
+      if (d.headerLen === 0 && end - off >= 5) {
+        // The common case: a whole header in this segment, often the whole record too.
+        d.recordFrame = frame;
+        const length = this.checkHeader(side, d, buf, off);
+        if (length === LOST) return;
+        if (length === SKIPPED) {
+          off += 5;
+          continue;
+        }
+        if (!this.wanted(d, buf[off]!)) {
+          this.skipRecord(d, length);
+          off += 5;
+          continue;
+        }
+        if (end - off >= 5 + length) {
+          this.record(side, d, buf, off, buf, off + 5, length);
+          off += 5 + length;
+          continue;
+        }
+        buf.copy(d.header, 0, off, off + 5);
+        d.headerLen = 5;
+        d.body = Buffer.allocUnsafe(length);
+        d.bodyLen = 0;
+        off += 5;
+        continue;
+      }
+      if (d.headerLen < 5) {
+        if (d.headerLen === 0) d.recordFrame = frame;
+        const n = Math.min(5 - d.headerLen, end - off);
+        buf.copy(d.header, d.headerLen, off, off + n);
+        d.headerLen += n;
+        off += n;
+        if (d.headerLen < 5) return;
+        const length = this.checkHeader(side, d, d.header, 0);
+        if (length === LOST) return;
+        if (length === SKIPPED) {
+          d.headerLen = 0;
+          continue;
+        }
+        if (!this.wanted(d, d.header[0]!)) {
+          d.headerLen = 0;
+          this.skipRecord(d, length);
+          continue;
+        }
+        d.body = Buffer.allocUnsafe(length);
+        d.bodyLen = 0;
+        continue;
+      }
+      const body = d.body!;
+      const n = Math.min(body.length - d.bodyLen, end - off);
+      buf.copy(body, d.bodyLen, off, off + n);
+      d.bodyLen += n;
+      off += n;
+      if (d.bodyLen === body.length) {
+        d.headerLen = 0;
+        d.body = null;
+        this.record(side, d, d.header, 0, body, 0, body.length);
+      }
+    }
+  }
+
+  /**
+   * `bytes` of this side's stream are missing. A record whose header was read loses its body and
+   * is skipped; decryption carries on with the next record, one sequence number on. A gap over a
+   * record header loses the record boundaries.
+   */
+  gap(side: TlsSide, bytes: number, frame: number): void {
+    const d = this.sides[side];
+    if (d.lost) return;
+    if (d.skip > 0) {
+      if (bytes <= d.skip) {
+        d.skip -= bytes;
+        return;
+      }
+      this.loseSync(side, d, frame, bytes);
+      return;
+    }
+    if (d.headerLen === 5) {
+      const left = d.body!.length - d.bodyLen;
+      const type = d.header[0]!;
+      d.headerLen = 0;
+      d.body = null;
+      if (bytes > left) {
+        this.loseSync(side, d, frame, bytes);
+        return;
+      }
+      d.skip = left - bytes;
+      this.lostRecord(side, d, type, d.header.readUInt16BE(3), frame, `a TLS record from the ${d.name} lost ${bytes} bytes to a capture gap and was skipped`);
+      return;
+    }
+    this.loseSync(side, d, frame, bytes);
+  }
+
+  /** The connection ended: a record cut off, and failures not yet reported, are noted. */
+  end(): void {
+    for (const side of [0, 1] as const) {
+      const d = this.sides[side];
+      // Still looking for a record after a gap: candidates that wanted bytes past the end were not records.
+      for (let at = d.resync === null ? -1 : this.findRecord(side, d, true); at >= 0; at = d.resync === null ? -1 : this.findRecord(side, d, true)) {
+        this.resumeAt(side, d, at);
+      }
+      // A connection kcid cannot decrypt already has its one note; a record cut short there loses nothing more.
+      if (d.headerLen > 0 && !d.lost && this.info.decrypted) {
+        const what = d.headerLen < 5 ? `${d.headerLen} bytes of a record header` : `${5 + d.bodyLen} of its ${5 + d.body!.length} bytes`;
+        this.out.note('tls-record', side, this.frame, `a TLS record from the ${d.name} is incomplete when the connection ends: ${what} were seen`);
+      }
+      if (d.authFailures > 1) {
+        this.out.note('tls-auth', side, this.frame, `${d.authFailures - 1} more TLS records from the ${d.name} failed authentication`);
+      }
+    }
+    if (!this.noted) this.noteUnreadable(this.info.version === null ? 'the handshake is not complete in the capture' : null);
+  }
+
+  // ---- records --------------------------------------------------------------------------------
+
+  /** The record's length from its header; LOST when the header is not TLS, SKIPPED for an oversize record. */
+  private checkHeader(side: TlsSide, d: Direction, buf: Buffer, off: number): number {
+    const type = buf[off]!;
+    const length = buf.readUInt16BE(off + 3);
+    if (type < CHANGE_CIPHER_SPEC || type > 24 || buf[off + 1] !== 3 || buf[off + 2]! > 4) {
+      d.lost = true;
+      this.out.note(
+        'tls-record',
+        side,
+        this.frame,
+        `bytes from the ${d.name} are not a TLS record (starting ${buf.subarray(off, off + 5).toString('hex')}): the rest of this direction is not read`,
+      );
+      return LOST;
+    }
+    if (length > MAX_RECORD_BYTES) {
+      this.out.note('tls-record', side, this.frame, `a TLS record from the ${d.name} is ${length} bytes, more than the 16,640 TLS allows: skipped`);
+      if (d.cipher !== null) {
+        d.cipher.seq++;
+        this.out.plaintextGap(side, d.cipher.plaintextLength(length), this.frame);
+      }
+      d.skip = length;
+      return SKIPPED;
+    }
+    return length;
+  }
+
+  /** Whether a record of this type needs its body: protected records without a cipher are skipped by length. */
+  private wanted(d: Direction, type: number): boolean {
+    if (!d.protectedFromHere) return true;
+    if (this.tls13 && type !== APPLICATION_DATA) return type !== CHANGE_CIPHER_SPEC;
+    return d.cipher !== null;
+  }
+
+  /** A record kcid does not read: a TLS 1.3 ChangeCipherSpec (no sequence number), or one it has no keys for. */
+  private skipRecord(d: Direction, length: number): void {
+    d.skip = length;
+  }
+
+  private record(side: TlsSide, d: Direction, header: Buffer, hoff: number, body: Buffer, off: number, len: number): void {
+    let type = header[hoff]!;
+    if (type === CHANGE_CIPHER_SPEC) {
+      // TLS 1.3's compatibility ChangeCipherSpec (RFC 8446 D.4) means nothing, also after a HelloRetryRequest.
+      if (!this.tls13 && this.info.version !== null) this.changeCipherSpec(side, d);
+      return;
+    }
+    let data = body;
+    let start = off;
+    let length = len;
+    const encrypted = d.protectedFromHere && (!this.tls13 || type === APPLICATION_DATA);
+    if (encrypted) {
+      const cipher = d.cipher;
+      if (cipher === null) return;
+      const opened = cipher.open(header, hoff, body, off, len);
+      if (opened === null) {
+        this.lostRecord(
+          side,
+          d,
+          type,
+          len,
+          d.recordFrame,
+          `a TLS record from the ${d.name} failed authentication (frame ${this.frame}): wrong key, or the capture is damaged; skipped`,
+          true,
+        );
+        return;
+      }
+      type = opened.type;
+      data = opened.data;
+      start = 0;
+      length = data.length;
+    }
+    if (type === APPLICATION_DATA) {
+      if (encrypted && length > 0) this.out.plaintext(side, data, start, length, this.frame, this.tsSec, this.tsNsec);
+    } else if (type === HANDSHAKE) {
+      this.handshakeBytes(side, d, data, start, length, encrypted);
+    } else if (type === ALERT) {
+      this.alert(side, d, data, start, length, encrypted);
+    }
+  }
+
+  /** A record that could not be read: noted (failures once per direction, then counted), and its plaintext given up. */
+  private lostRecord(side: TlsSide, d: Direction, type: number, length: number, frame: number, message: string, auth = false): void {
+    const cipher = d.cipher;
+    if (cipher !== null && d.protectedFromHere && (!this.tls13 || type === APPLICATION_DATA)) {
+      if (!auth) cipher.seq++;
+      this.out.plaintextGap(side, cipher.plaintextLength(length), frame);
+    }
+    if (auth) {
+      if (d.authFailures++ > 0) return;
+      this.out.note('tls-auth', side, frame, message);
+      return;
+    }
+    this.out.note('tls-record', side, frame, message);
+  }
+
+  private loseSync(side: TlsSide, d: Direction, frame: number, bytes: number): void {
+    d.lost = true;
+    d.headerLen = 0;
+    d.body = null;
+    const cipher = d.cipher;
+    if (cipher !== null && d.protectedFromHere && cipher.suite.kind !== 'cbc') {
+      // AEAD records carry no sequence number, but the next one decrypts only at its own: kcid
+      // looks for a record header whose record authenticates at one of the next few numbers.
+      d.resync = Buffer.allocUnsafe(RESYNC_BYTES);
+      d.resyncLen = 0;
+      d.scanFrom = 0;
+      d.seqWindow = Math.min(MAX_SEQ_WINDOW, Math.ceil(bytes / MIN_PROTECTED_RECORD) + 1);
+      d.trials = 0;
+      this.out.plaintextGap(side, bytes, frame);
+      this.out.note('tls-record', side, frame, `a capture gap of ${bytes} bytes took TLS record boundaries from the ${d.name}: kcid resumes at the next record that decrypts`);
+      return;
+    }
+    if (d.cipher !== null || !d.protectedFromHere) {
+      this.out.note('tls-record', side, frame, `a capture gap of ${bytes} bytes took TLS record boundaries from the ${d.name}: the rest of this direction is not read`);
+    }
+  }
+
+  /** Bytes after a gap, while looking for the next record; returns where normal reading resumes in `buf`. */
+  private resyncData(side: TlsSide, d: Direction, buf: Buffer, off: number, end: number): number {
+    for (;;) {
+      const r = d.resync!;
+      if (off < end) {
+        if (d.resyncLen === r.length) {
+          // Full: drop what was scanned (a record starting at scanFrom then always fits).
+          r.copy(r, 0, d.scanFrom, d.resyncLen);
+          d.resyncLen -= d.scanFrom;
+          d.scanFrom = 0;
+        }
+        const n = Math.min(r.length - d.resyncLen, end - off);
+        buf.copy(r, d.resyncLen, off, off + n);
+        d.resyncLen += n;
+        off += n;
+      }
+      const at = this.findRecord(side, d, false);
+      if (d.resync === null) return end; // given up
+      if (at >= 0) {
+        this.resumeAt(side, d, at);
+        return off;
+      }
+      if (off >= end) return end;
+    }
+  }
+
+  /** The record at `at` of the resync buffer decrypts: read it, then what follows it, as usual. */
+  private resumeAt(side: TlsSide, d: Direction, at: number): void {
+    const r = d.resync!;
+    const length = r.readUInt16BE(at + 3);
+    d.resync = null;
+    d.lost = false;
+    this.record(side, d, r, at, r, at + 5, length);
+    const rest = r.subarray(at + 5 + length, d.resyncLen);
+    if (rest.length > 0) this.data(side, rest, 0, rest.length, this.frame, this.tsSec, this.tsNsec);
+  }
+
+  /** A whole record in the resync buffer that decrypts at one of the next sequence numbers (its cipher set to it), or -1. */
+  private findRecord(side: TlsSide, d: Direction, final: boolean): number {
+    const r = d.resync!;
+    const cipher = d.cipher!;
+    for (let p = d.scanFrom; p + 5 <= d.resyncLen; p++) {
+      if (r[p] !== APPLICATION_DATA || r[p + 1] !== 3 || r[p + 2] !== 3) continue;
+      const length = r.readUInt16BE(p + 3);
+      if (length < MIN_PROTECTED_RECORD - 5 || length > MAX_RECORD_BYTES) continue;
+      if (p + 5 + length > d.resyncLen) {
+        if (final) continue; // no more bytes are coming: this one was not a record
+        d.scanFrom = p;
+        return -1; // wait for the rest of this candidate
+      }
+      const seq = cipher.findSequence(r, p, r, p + 5, length, d.seqWindow);
+      if (seq >= 0) {
+        cipher.seq = seq;
+        return p;
+      }
+      d.trials += d.seqWindow;
+      if (d.trials > MAX_RESYNC_TRIALS) {
+        d.resync = null;
+        this.out.note('tls-record', side, this.frame, `no TLS record from the ${d.name} decrypted after the capture gap: the rest of this direction is not read`);
+        return -1;
+      }
+    }
+    d.scanFrom = Math.max(d.scanFrom, d.resyncLen - 4);
+    return -1;
+  }
+
+  private changeCipherSpec(side: TlsSide, d: Direction): void {
+    d.protectedFromHere = true;
+    d.cipher = this.pending12 === null ? null : this.pending12[side];
+    // An abbreviated handshake (RFC 5246 §7.3): the server's ChangeCipherSpec follows its ServerHello at once.
+    if (side === 1 && !this.serverHelloDone) this.info.resumed = true;
+  }
+
+  private alert(side: TlsSide, d: Direction, data: Buffer, off: number, len: number, encrypted: boolean): void {
+    if (len < 2) return;
+    const level = data[off]!;
+    const description = data[off + 1]!;
+    if (description === 0) return; // close_notify: the normal end
+    const how = level === 2 ? 'fatal' : level === 1 ? 'warning' : `level ${level}`;
+    this.out.note('tls-alert', side, this.frame, `TLS alert from the ${d.name}: ${how} ${alertName(description)} (${description})${encrypted ? '' : ', in the clear'}`);
+  }
+
+  // ---- handshake ------------------------------------------------------------------------------
+
+  private handshakeBytes(side: TlsSide, d: Direction, buf: Buffer, off: number, len: number, encrypted: boolean): void {
+    if (d.hsBroken) return;
+    // Messages may span records, and records may carry several messages (RFC 8446 §5.1). The
+    // common case, whole messages in one record, is read in place; otherwise the bytes are kept
+    // in a buffer that doubles as it fills (one byte per record must not cost a copy of the rest).
+    let data = buf;
+    let start = off;
+    let end = off + len;
+    if (d.hsLen > 0) {
+      if (d.hs!.length < d.hsLen + len) {
+        const grown = Buffer.allocUnsafe(Math.max(2 * d.hs!.length, d.hsLen + len));
+        d.hs!.copy(grown, 0, 0, d.hsLen);
+        d.hs = grown;
+      }
+      buf.copy(d.hs!, d.hsLen, off, off + len);
+      d.hsLen += len;
+      data = d.hs!;
+      start = 0;
+      end = d.hsLen;
+    }
+    while (end - start >= 4) {
+      const length = data.readUIntBE(start + 1, 3);
+      if (length > MAX_HANDSHAKE_BYTES) {
+        d.hsBroken = true;
+        d.hs = null;
+        d.hsLen = 0;
+        this.out.note('tls-record', side, this.frame, `a ${length}-byte TLS handshake message from the ${d.name} is larger than kcid reads`);
+        return;
+      }
+      if (end - start < 4 + length) break;
+      try {
+        this.handshakeMessage(side, d, data[start]!, data, start + 4, start + 4 + length, encrypted);
+      } catch (e) {
+        if (!(e instanceof TlsDecodeError)) throw e;
+        const type = data[start]!;
+        if (type === HS_CLIENT_HELLO || type === HS_SERVER_HELLO) {
+          // Without the hellos there is nothing to decrypt with: one note for the connection says it.
+          d.hsBroken = true;
+          d.hs = null;
+          d.hsLen = 0;
+          this.noteUnreadable(`its ${type === HS_CLIENT_HELLO ? 'ClientHello' : 'ServerHello'} does not parse (${e.message})`);
+          return;
+        }
+        this.out.note('tls-record', side, this.frame, `a TLS handshake message (type ${type}) from the ${d.name} does not parse: ${e.message}`);
+      }
+      start += 4 + length;
+    }
+    const left = end - start;
+    if (left === 0) {
+      d.hs = null;
+      d.hsLen = 0;
+    } else if (data === d.hs) {
+      d.hs.copy(d.hs, 0, start, end);
+      d.hsLen = left;
+    } else {
+      d.hs = Buffer.allocUnsafe(Math.max(left, 256));
+      data.copy(d.hs, 0, start, end);
+      d.hsLen = left;
+    }
+  }
+
+  private handshakeMessage(side: TlsSide, d: Direction, type: number, buf: Buffer, off: number, end: number, encrypted: boolean): void {
+    const info = this.info;
+    if (type === HS_CLIENT_HELLO && side === 0 && !encrypted) {
+      const hello = parseClientHello(buf, off, end);
+      this.clientRandom = hello.random;
+      info.clientRandom = hello.random.subarray(0, 8).toString('hex');
+      info.offered = hello.offered;
+      info.sni = hello.sni;
+      if (info.version === null || info.helloRetry) info.alpn = hello.alpn;
+    } else if (type === HS_SERVER_HELLO && side === 1 && !encrypted) {
+      const hello = parseServerHello(buf, off, end);
+      info.cipher = cipherSuiteName(hello.cipher);
+      if (hello.helloRetry) {
+        info.helloRetry = true;
+        return;
+      }
+      info.version = versionName(hello.version);
+      if (hello.alpn !== null) info.alpn = [hello.alpn];
+      this.tls13 = hello.version === 0x0304;
+      if (this.tls13) {
+        info.resumed = hello.psk;
+        // Both directions' records are protected from here on (RFC 8446 §2), ChangeCipherSpec aside.
+        this.sides[0].protectedFromHere = true;
+        this.sides[1].protectedFromHere = true;
+      }
+      this.keysFor(hello.cipher, hello.random, hello.encryptThenMac);
+    } else if (type === HS_CERTIFICATE && side === 1 && info.certificate === null) {
+      info.certificate = parseCertificate(buf, off, end, this.tls13);
+    } else if (type === HS_SERVER_HELLO_DONE && side === 1) {
+      this.serverHelloDone = true;
+    } else if (type === HS_FINISHED && this.tls13 && encrypted) {
+      // RFC 8446 §7.1: after its Finished, each side sends with its application traffic secret.
+      this.install13(side, side === 0 ? 'CLIENT_TRAFFIC_SECRET_0' : 'SERVER_TRAFFIC_SECRET_0');
+    } else if (type === HS_KEY_UPDATE && this.tls13 && encrypted && d.secret !== null && this.suite !== null) {
+      // RFC 8446 §4.6.3: the sender's next records use the next generation of its secret.
+      d.secret = nextTrafficSecret(this.suite, d.secret);
+      d.cipher = new RecordCipher(this.suite, tls13Keys(this.suite, d.secret));
+    }
+  }
+
+  /** At the ServerHello: the secrets for this client random, and the keys they give. */
+  private keysFor(code: number, serverRandom: Buffer, encryptThenMac: boolean): void {
+    const suite = CIPHER_SUITES.get(code);
+    this.secrets = this.clientRandom === null ? undefined : this.keys?.lookup(this.clientRandom);
+    if (suite === undefined || suite.tls13 !== this.tls13) {
+      this.noteUnreadable(`kcid does not decrypt cipher suite ${cipherSuiteName(code)}`);
+      return;
+    }
+    this.suite = suite;
+    const s = this.secrets;
+    if (this.tls13) {
+      if (s?.has('CLIENT_HANDSHAKE_TRAFFIC_SECRET') !== true || !s.has('SERVER_HANDSHAKE_TRAFFIC_SECRET')) return this.noteUnreadable(null);
+      this.install13(0, 'CLIENT_HANDSHAKE_TRAFFIC_SECRET');
+      this.install13(1, 'SERVER_HANDSHAKE_TRAFFIC_SECRET');
+      return;
+    }
+    const master = s?.get('CLIENT_RANDOM');
+    if (master === undefined || master.length !== 48 || this.clientRandom === null) return this.noteUnreadable(null);
+    const [client, server] = tls12Keys(suite, master, this.clientRandom, serverRandom);
+    this.pending12 = [new RecordCipher(suite, client, encryptThenMac), new RecordCipher(suite, server, encryptThenMac)];
+    this.info.decrypted = true;
+    this.noted = true;
+  }
+
+  private install13(side: TlsSide, label: string): void {
+    const d = this.sides[side];
+    const secret = this.secrets?.get(label);
+    if (secret === undefined || this.suite === null) {
+      d.cipher = null;
+      if (this.secrets !== undefined && d.secret !== null) {
+        this.out.note('tls', side, this.frame, `the key logs have no ${label} for client random ${this.info.clientRandom}: the rest of the ${d.name}'s traffic is not read`);
+      }
+      this.info.decrypted = false;
+      d.secret = null;
+      return;
+    }
+    d.secret = secret;
+    d.cipher = new RecordCipher(this.suite, tls13Keys(this.suite, secret));
+    if (side === 1 && label === 'SERVER_HANDSHAKE_TRAFFIC_SECRET') {
+      this.info.decrypted = true;
+      this.noted = true;
+    }
+  }
+
+  /** The one note of a connection kcid cannot decrypt, naming the key log line it lacks. */
+  private noteUnreadable(why: string | null): void {
+    if (this.noted) return;
+    this.noted = true;
+    const info = this.info;
+    const what = [info.version ?? 'TLS', info.cipher].filter((x) => x !== null).join(' ');
+    const random = info.clientRandom === null ? '' : `, client random ${info.clientRandom}`;
+    const reason = why ?? (this.keys === null || this.keys.sources.length === 0 ? 'no key log given (--tls-keylog)' : 'no key for it in the key logs');
+    this.out.note('tls', 0, this.frame, `${what} connection${random}: ${reason}; its Kafka contents cannot be analysed`);
+  }
+}
