@@ -63,7 +63,7 @@ describe('analyze - --follow', () => {
     expect(live.lines[0]).toBe(
       'error  client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2  ClientId "payments-api" sent on a request other than the first of the connection',
     );
-    expect(live.lines).toContain('1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 8 client instances: 11 errors, 3 warnings, 2 notes');
+    expect(live.lines).toContain('1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 11 errors, 3 warnings, 2 notes');
     expect(live.lines.filter((l) => /^(error|warning|info)  /.test(l))).toHaveLength(16);
   });
 
