@@ -300,8 +300,8 @@ describe('kcid requests', () => {
 describe('kcid rules', () => {
   it('lists every rule with its severity and explains one', async () => {
     const list = await kcid(['rules']);
-    expect(list.stdout.trimEnd().split('\n')).toHaveLength(22);
-    expect(list.stdout).toMatch(/^zero-client-instance-id +error +A request header carries the zero UUID/);
+    expect(list.stdout.trimEnd().split('\n')).toHaveLength(39);
+    expect(list.stdout).toMatch(/^zero-client-instance-id +error +both +A request header carries the zero UUID/);
     const one = await kcid(['rules', 'member-id-mismatch']);
     expect(one.stdout).toContain('member-id-mismatch (warning)');
     expect(one.stdout).toContain('Spec: KIP-1313: "the client SHOULD use the same UUID');

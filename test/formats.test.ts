@@ -137,11 +137,11 @@ describe('junit', () => {
   it('has one testcase per rule, and suite counts that match its testcases', () => {
     const doc = junitDoc(renderJunit(mix));
     expect(RULES.map((_, i) => doc.eval(`string(/testsuites/testsuite/testcase[${i + 1}]/@name)`))).toEqual(RULES.map((r) => r.id));
-    expect(doc.eval('count(//testcase)')).toBe(22);
+    expect(doc.eval('count(//testcase)')).toBe(39);
     expect(doc.eval('count(//testcase[failure])')).toBe(13);
     expect(doc.eval('count(//testcase[system-out])')).toBe(2);
     for (const path of ['/testsuites', '/testsuites/testsuite']) {
-      expect(doc.eval(`string(${path}/@tests)`)).toBe('22');
+      expect(doc.eval(`string(${path}/@tests)`)).toBe('39');
       expect(doc.eval(`string(${path}/@failures)`)).toBe('13');
       expect(doc.eval(`string(${path}/@errors)`)).toBe('0');
     }
@@ -184,8 +184,8 @@ describe('junit', () => {
     expect(xml).toBe(
       [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        '<testsuites name="kcid" tests="22" failures="0" errors="0" time="0">',
-        '  <testsuite name="kcid" tests="22" failures="0" errors="0" skipped="0" time="0">',
+        '<testsuites name="kcid" tests="39" failures="0" errors="0" time="0">',
+        '  <testsuite name="kcid" tests="39" failures="0" errors="0" skipped="0" time="0">',
         ...RULES.map((r) => `    <testcase classname="kcid" name="${r.id}" time="0"/>`),
         '    <system-out>0 captures, 0 packets, 11 Kafka connections, 27 requests, 9 client instances: 0 errors, 0 warnings, 0 notes</system-out>',
         '  </testsuite>',
@@ -200,7 +200,7 @@ describe('junit', () => {
     const f: Finding = { ...mix.findings[0]!, rule: 'from-the-future', severity: 'warning' };
     const doc = junitDoc(renderJunit(withFindings(mix, [f])));
     expect(doc.eval('string(/testsuites/testsuite/testcase[last()]/@name)')).toBe('from-the-future');
-    expect(doc.eval('string(/testsuites/@tests)')).toBe('23');
+    expect(doc.eval('string(/testsuites/@tests)')).toBe('40');
     expect(doc.eval('string(/testsuites/@failures)')).toBe('1');
     doc.dispose();
   });
@@ -236,11 +236,11 @@ describe('sarif', () => {
     expect(run.tool.driver.version).toBe('9.9.9');
     expect(run.tool.driver.informationUri).toBe('https://kcid.example/docs');
     expect(run.tool.driver.rules.map((r) => r.id)).toEqual(RULES.map((r) => r.id));
-    expect(run.tool.driver.rules[9]).toEqual({
+    expect(run.tool.driver.rules[11]).toEqual({
       id: 'member-id-mismatch',
-      shortDescription: { text: RULES[9]!.summary },
-      fullDescription: { text: RULES[9]!.explanation },
-      help: { text: RULES[9]!.spec },
+      shortDescription: { text: RULES[11]!.summary },
+      fullDescription: { text: RULES[11]!.explanation },
+      help: { text: RULES[11]!.spec },
       defaultConfiguration: { level: 'warning' },
     });
     expect(run.artifacts).toEqual([{ location: { uri: 'fixtures/kip1313-mix.pcapng' } }]);

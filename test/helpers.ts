@@ -27,6 +27,7 @@ export async function analyzeFiles(files: string[], opts: Partial<AnalyzeOptions
     summary.inputs.push(r.input);
     summary.connections.push(...r.connections);
     summary.findings.push(...r.findings);
+    for (const t of r.telemetry ?? []) (summary.telemetry ??= []).push(t);
   }
   return buildReport(summary, report);
 }

@@ -172,6 +172,7 @@ describe('kcid clients', () => {
       connections: 2,
       requests: 7,
       errorResponses: 0,
+      errors: 0,
       // Every answer took 100 µs; the log-bucketed histogram reports its bucket's bound (within 5%).
       latencyP50Ms: 0.103,
       latencyP99Ms: 0.103,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorName, KNOWN_ERROR_CODES } from '../src/kafka/errors.js';
+import { errorLabel, protocol } from '../src/kafka/protocol.js';
 import { DecodeError, Reader } from '../src/kafka/reader.js';
 import { isZeroUuid, parseUuid, uuidEquals, uuidToBase64, uuidToHex, ZERO_UUID } from '../src/kafka/uuid.js';
 import { compactString, concat, int16, int32, string, uuidFromHex, uvarint, varint } from './builder/kafka.js';
@@ -280,26 +280,26 @@ describe('UUIDs', () => {
   });
 });
 
-describe('error names', () => {
+describe('error names (the generated table: trunk-2026-08-errors.tsv)', () => {
   it.each([
-    [0, 'NONE'],
-    [-1, 'UNKNOWN_SERVER_ERROR'],
-    [1, 'OFFSET_OUT_OF_RANGE'],
-    [35, 'UNSUPPORTED_VERSION'],
-    [42, 'INVALID_REQUEST'],
-    [58, 'SASL_AUTHENTICATION_FAILED'],
-    [110, 'FENCED_MEMBER_EPOCH'],
-    [117, 'UNKNOWN_SUBSCRIPTION_ID'],
-    [118, 'TELEMETRY_TOO_LARGE'],
-    [120, 'TRANSACTION_ABORTABLE'],
-    [133, 'SHARE_SESSION_LIMIT_REACHED'],
-    [134, 'UNKNOWN_ERROR_CODE(134)'],
-    [-2, 'UNKNOWN_ERROR_CODE(-2)'],
-  ])('errorName(%i) = %s', (code, name) => {
-    expect(errorName(code)).toBe(name);
+    [0, 'NONE (0)'],
+    [-1, 'UNKNOWN_SERVER_ERROR (-1)'],
+    [1, 'OFFSET_OUT_OF_RANGE (1)'],
+    [35, 'UNSUPPORTED_VERSION (35)'],
+    [42, 'INVALID_REQUEST (42)'],
+    [58, 'SASL_AUTHENTICATION_FAILED (58)'],
+    [110, 'FENCED_MEMBER_EPOCH (110)'],
+    [117, 'UNKNOWN_SUBSCRIPTION_ID (117)'],
+    [133, 'SHARE_SESSION_LIMIT_REACHED (133)'],
+    [136, 'CONTROLLER_ID_NOT_REGISTERED (136)'],
+    [137, 'unknown error code (137)'],
+    [-2, 'unknown error code (-2)'],
+  ])('errorLabel(%i) = %s', (code, label) => {
+    expect(errorLabel(code)).toBe(label);
   });
 
-  it('codes run from -1 to 133 without holes or duplicates', () => {
-    expect(KNOWN_ERROR_CODES).toEqual(Array.from({ length: 135 }, (_, i) => i - 1));
+  it('codes run from -1 to 136 without holes, and names find their codes', () => {
+    expect([...protocol().schemas.errors.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: 138 }, (_, i) => i - 1));
+    expect(protocol().errorCode('INVALID_REQUEST')).toBe(42);
   });
 });

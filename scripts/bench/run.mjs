@@ -5,7 +5,7 @@
  *
  *   node scripts/bench/run.mjs [--quick] [--size 1GiB] [--small-size 200MB] [--only produce,chatty]
  *                              [--json results.json] [--dir DIR] [--seed 1] [--repeat 3]
- *                              [--no-tshark] [--no-scaling] [--no-multi] [--no-export] [--tshark-budget 60]
+ *                              [--no-tshark] [--no-scaling] [--no-multi] [--no-export] [--no-bodies] [--tshark-budget 60]
  *                              [--kcid bin/kcid]
  *
  * Inputs are generated at run time into a temporary folder (removed at the end unless --dir is
@@ -53,7 +53,7 @@ const TARGETS = {
 function parseArgs(argv) {
   const o = {
     quick: false, size: null, smallSize: null, only: SCENARIOS, json: null, dir: null, seed: 1, repeat: 3,
-    tshark: true, scaling: true, tsharkBudget: 60, multi: true, export: true,
+    tshark: true, scaling: true, tsharkBudget: 60, multi: true, export: true, bodies: true,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -71,6 +71,7 @@ function parseArgs(argv) {
     else if (a === '--repeat') o.repeat = Math.max(1, Number(val()));
     else if (a === '--tshark-budget') o.tsharkBudget = Number(val());
     else if (a === '--no-tshark') o.tshark = false;
+    else if (a === '--no-bodies') o.bodies = false;
     else if (a === '--no-scaling') o.scaling = false;
     else if (a === '--no-multi') o.multi = false;
     else if (a === '--no-export') o.export = false;
@@ -128,19 +129,35 @@ async function kcidRun(file, out = '/dev/null') {
   return m;
 }
 
+/** `kcid telemetry FILE --format json`: the KIP-714 conversations, every push's metrics decoded (issue 15). */
+async function kcidTelemetryRun(file) {
+  const m = await measure(process.execPath, [KCID, 'telemetry', file, '--format', 'json', '-q'], { stdoutPath: '/dev/null', nodeWrapper: KCID_RSS_WRAPPER });
+  if (m.code !== 0) throw new Error(`kcid telemetry failed on ${file} (exit ${m.code}): ${m.stderr}`);
+  return m;
+}
+
 const TSHARK_ARGS = (file) => ['-r', file, '-d', 'tcp.port==9092,kafka', '-T', 'fields', '-e', 'kafka.api_key', '-e', 'kafka.correlation_id', '-e', 'kafka.client_id'];
+/** tshark's full decode of every Kafka body, as JSON: what `kcid requests --bodies` is compared with. */
+const TSHARK_BODIES_ARGS = (file) => ['-r', file, '-d', 'tcp.port==9092,kafka', '-T', 'json', '-j', 'kafka'];
+
+/** `kcid requests FILE --bodies --format ndjson`: every body decoded, written as Kafka's JSON converters do. */
+async function kcidBodiesRun(file) {
+  const m = await measure(process.execPath, [KCID, 'requests', file, '--bodies', '--format', 'ndjson', '-q'], { nodeWrapper: KCID_RSS_WRAPPER });
+  if (m.code !== 0) throw new Error(`kcid requests --bodies failed on ${file} (exit ${m.code}): ${m.stderr}`);
+  return m;
+}
 
 /**
  * tshark on the whole file when that takes under `budget` seconds, else on a prefix sized to take
  * about that long (estimated from a small first prefix); its time is then scaled to the whole file.
  */
-async function runTshark(tshark, file, bytes, budget, workDir) {
+async function runTshark(tshark, file, bytes, budget, workDir, argsOf = TSHARK_ARGS) {
   const probeBytes = Math.min(bytes, 16 * 1024 * 1024);
   let run = { file, bytes };
   if (probeBytes < bytes) {
     const probe = join(workDir, 'tshark-probe.pcap');
     const p = writePcapPrefix(file, probe, probeBytes);
-    const t = await measure(tshark, TSHARK_ARGS(probe));
+    const t = await measure(tshark, argsOf(probe));
     rmSync(probe, { force: true });
     const rate = p.bytes / t.seconds;
     if (bytes / rate > budget) {
@@ -149,7 +166,7 @@ async function runTshark(tshark, file, bytes, budget, workDir) {
       run = { file: prefix, bytes: cut.bytes, packets: cut.packets };
     }
   }
-  const m = await measure(tshark, TSHARK_ARGS(run.file));
+  const m = await measure(tshark, argsOf(run.file));
   if (m.code !== 0) log(`  tshark exited with ${m.code}: ${m.stderr.split('\n').filter((l) => !/Running as user/.test(l)).join(' ').slice(0, 200)}`);
   if (run.file !== file) rmSync(run.file, { force: true });
   const fraction = run.bytes / bytes;
@@ -184,6 +201,8 @@ async function benchInput(name, o, dir, tshark) {
     : [];
   const out = join(dir, 'kcid-out.json');
   const runs = { cat: () => catRun(file), kcid: () => kcidRun(file, out) };
+  // The telemetry mix is also read by `kcid telemetry`, next to `analyze` in the same rounds.
+  if (name === 'telemetry') runs['kcid telemetry'] = () => kcidTelemetryRun(file);
   for (const p of parts) {
     runs[`part ${p.fraction}`] = async () => {
       await catRun(p.file);
@@ -202,6 +221,18 @@ async function benchInput(name, o, dir, tshark) {
     log('  tshark ...');
     ts = await runTshark(tshark, file, bytes, o.tsharkBudget, dir);
   }
+  // kcid requests --bodies against tshark -T json -j kafka: both decode every body.
+  let bodies = null;
+  if (o.bodies) {
+    log(`  kcid requests --bodies: ${o.repeat} rounds ...`);
+    const b = await interleaved(o.repeat, { bodies: () => kcidBodiesRun(file) });
+    bodies = { kcid: { ...rates(b.bodies.seconds, bytes, manifest), rssKB: b.bodies.rssKB, runs: b.bodies.all }, tshark: null };
+    if (tshark !== null) {
+      log('  tshark -T json -j kafka ...');
+      const t = await runTshark(tshark, file, bytes, o.tsharkBudget, dir, TSHARK_BODIES_ARGS);
+      bodies.tshark = { ...rates(t.seconds, bytes, manifest), rssKB: t.rssKB, prefixBytes: t.prefixBytes, measuredSeconds: +t.measuredSeconds.toFixed(3) };
+    }
+  }
   const result = {
     name,
     label: INPUTS[name].label,
@@ -213,7 +244,14 @@ async function benchInput(name, o, dir, tshark) {
     kcid: { ...rates(kcid.seconds, bytes, manifest), rssKB: kcid.rssKB, runs: kcid.all },
     tshark: ts === null ? null : { ...rates(ts.seconds, bytes, manifest), rssKB: ts.rssKB, prefixBytes: ts.prefixBytes, measuredSeconds: +ts.measuredSeconds.toFixed(3) },
     scaling: null,
+    ...(m['kcid telemetry'] === undefined
+      ? {}
+      : { kcidTelemetry: { ...rates(m['kcid telemetry'].seconds, bytes, manifest), rssKB: m['kcid telemetry'].rssKB, runs: m['kcid telemetry'].all } }),
+    bodies,
   };
+  if (result.kcidTelemetry !== undefined) {
+    log(`  kcid telemetry: ${result.kcidTelemetry.seconds} s, ${result.kcidTelemetry.mbPerSec} MB/s, peak RSS ${Math.round(result.kcidTelemetry.rssKB / 1024)} MB (analyze: ${result.kcid.seconds} s, ${result.kcid.mbPerSec} MB/s, ${Math.round(result.kcid.rssKB / 1024)} MB)`);
+  }
   if (o.scaling) {
     result.scaling = [
       ...parts.map((p) => ({ fraction: p.fraction, bytes: p.bytes, seconds: +m[`part ${p.fraction}`].seconds.toFixed(4), rssKB: m[`part ${p.fraction}`].rssKB })),
@@ -337,6 +375,19 @@ function mainTable(results) {
   );
 }
 
+/** kcid requests --bodies and tshark -T json -j kafka, each decoding every Kafka body of the input. */
+function bodiesTable(results) {
+  const rows = [];
+  for (const r of results) {
+    if (r.bodies === null || r.bodies === undefined) continue;
+    const { kcid, tshark } = r.bodies;
+    const label = tshark?.prefixBytes ? `tshark -T json -j kafka (${formatBytes(tshark.prefixBytes)} prefix, scaled)` : 'tshark -T json -j kafka';
+    rows.push([r.label, formatBytes(r.bytes), 'kcid requests --bodies', kcid.seconds.toFixed(3), kcid.mbPerSec, fmt.mb(kcid.rssKB), tshark ? fmt.x(tshark.seconds / kcid.seconds) : '']);
+    if (tshark) rows.push(['', '', label, tshark.seconds.toFixed(3), tshark.mbPerSec, fmt.mb(tshark.rssKB), '']);
+  }
+  return table(['input', 'size', 'program', 'seconds', 'MB/s', 'peak RSS', 'kcid/tshark'], rows, ['l', 'r', 'l', 'r', 'r', 'r', 'r']);
+}
+
 function scalingTable(results) {
   const rows = [];
   for (const r of results) {
@@ -424,6 +475,7 @@ async function main() {
     mainTable(results),
     '',
     ...(o.scaling ? ['Scaling: kcid on the first 1/4, 1/2 and all of each input (seconds / peak RSS)', '', scalingTable(results), ''] : []),
+    ...(o.bodies ? ['Every body decoded: kcid requests --bodies --format ndjson against tshark -T json -j kafka', '', bodiesTable(results), ''] : []),
     multi === null ? '' : multi.skipped ? `Several files: skipped (${multi.skipped})` : `Several files: 4 x ${formatBytes(multi.bytesEach)}, --jobs 1 ${multi.jobs1.seconds.toFixed(2)} s, --jobs 2 ${multi.jobs2.seconds.toFixed(2)} s (${(multi.ratio * 100).toFixed(0)}%)`,
     '',
     ...(exp === null ? [] : exp.skipped ? [`Export: skipped (${exp.skipped})`, ''] : [

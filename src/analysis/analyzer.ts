@@ -5,19 +5,23 @@
  */
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse, StreamNote } from '../kafka/events.js';
 import type { Endpoint } from '../tcp/types.js';
-import { API } from '../kafka/messages.js';
+import { API_KEY, protocol } from '../kafka/protocol.js';
+import { str, uuid } from '../kafka/fields.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
 import { ConnState, sameSoftware, withDistinct } from './connection-state.js';
 import { latencyBucket } from './latency.js';
 import { CONNECTION_RULES } from './rules/index.js';
-import type { ConnectionRule, RuleHit } from './rules/rule.js';
+import type { ConnectionRule, RuleHit, StreamRule } from './rules/rule.js';
+import { captureGap, malformedBody, removedApiVersion, streamDesync, tlsAlert, tlsOnKafkaPort, tlsRecordAuthFailed, tlsRecordUnreadable, unknownApiKey } from './rules/stream-rules.js';
+import { makeFinding } from './finding.js';
+import { requestOwner } from './owner.js';
 import { EMPTY_LIST } from '../base/lists.js';
-import type { ConnectionSummary, Finding, Severity, SoftwareId } from './types.js';
+import type { ConnectionSummary, Finding, SoftwareId } from './types.js';
 import type { TlsInfo } from '../tls/types.js';
+import { TelemetryCollector, type TelemetryDecoding } from './telemetry-events.js';
+import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
 
-/** KIP-511: the broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION. */
-const UNSUPPORTED_VERSION = 35;
 
 /** Connection summaries kept per input by default (about 0.4 KB each: 399 B measured, the heap before and after). */
 export const DEFAULT_MAX_SUMMARIES = 250_000;
@@ -35,14 +39,17 @@ export interface RequestObserver {
   connectionEnd?(s: ConnState): void;
 }
 
-const STREAM_NOTE_RULES: Record<StreamNote['kind'], { id: string; severity: Severity } | null> = {
-  gap: { id: 'capture-gap', severity: 'info' },
-  desync: { id: 'stream-desync', severity: 'warning' },
-  tls: { id: 'tls-on-kafka-port', severity: 'info' },
-  'tls-auth': { id: 'tls-record-auth-failed', severity: 'warning' },
-  'tls-record': { id: 'tls-record-unreadable', severity: 'warning' },
-  'tls-alert': { id: 'tls-alert', severity: 'warning' },
-  'unknown-api': { id: 'unknown-api-key', severity: 'info' },
+/** The registry's rule for each kind of stream note. */
+const STREAM_NOTE_RULES: Record<StreamNote['kind'], StreamRule | null> = {
+  gap: captureGap,
+  desync: streamDesync,
+  tls: tlsOnKafkaPort,
+  'tls-auth': tlsRecordAuthFailed,
+  'tls-record': tlsRecordUnreadable,
+  'tls-alert': tlsAlert,
+  'unknown-api': unknownApiKey,
+  'removed-version': removedApiVersion,
+  'malformed-body': malformedBody,
   // A frame cut short is the consequence of a gap or of the capture ending: the gap says it.
   'truncated-frame': null,
 };
@@ -73,7 +80,17 @@ export class CaptureAnalyzer implements KafkaListener {
     private readonly onFinding: FindingSink,
     private readonly observer: RequestObserver = {},
     private readonly maxSummaries = DEFAULT_MAX_SUMMARIES,
-  ) {}
+    telemetry: TelemetryDecoding = { decode: false, maxBytes: DEFAULT_MAX_TELEMETRY_BYTES, read: null },
+  ) {
+    this.telemetry = new TelemetryCollector(input, telemetry);
+    this.telemetryOn = telemetry.decode;
+  }
+
+  /** Telemetry questions were asked (kcid telemetry, analyze --telemetry): collect the KIP-714 conversation. */
+  private readonly telemetryOn: boolean;
+
+  /** KIP-714 telemetry requests, for the summary (see telemetry-events.ts). */
+  readonly telemetry: TelemetryCollector;
 
   /** Connections beyond maxSummaries, with their requests and responses: counted, not kept. */
   readonly unlisted = { connections: 0, requests: 0, responses: 0 };
@@ -101,6 +118,7 @@ export class CaptureAnalyzer implements KafkaListener {
     this.judging(s, r);
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onRequest?.(s, r, this.reporters[i]!);
     this.update(s, r);
+    if (this.telemetryOn && r.header.apiKey === API_KEY.PushTelemetry) this.telemetry.request(s, r);
     this.observer.request?.(s, r);
   }
 
@@ -110,18 +128,24 @@ export class CaptureAnalyzer implements KafkaListener {
     for (let i = 0; i < CONNECTION_RULES.length; i++) CONNECTION_RULES[i]!.onResponse?.(s, r, this.reporters[i]!);
     s.responses++;
     s.lastUs = toMicros(r.tsSec, r.tsNsec);
-    if (r.errorCode !== null && r.errorCode !== 0) s.errorResponses++;
+    if (r.errorCodes.length > 0) {
+      s.errorResponses++;
+      s.errors += r.errorCodes.length;
+    }
     const q = r.request;
     if (q !== null) {
       const latency = s.lastUs - toMicros(q.tsSec, q.tsNsec);
       s.countLatency(latencyBucket(latency));
       this.learnFromResponse(s, q, r);
+      const key = q.header.apiKey;
+      if (this.telemetryOn && (key === API_KEY.PushTelemetry || key === API_KEY.GetTelemetrySubscriptions)) this.telemetry.response(s, q, r);
     }
     this.observer.response?.(s, r);
   }
 
   unanswered(c: KafkaConnection, r: KafkaRequest): void {
     const s = c.listenerState as ConnState | null;
+    if (this.telemetryOn && r.header.apiKey === API_KEY.PushTelemetry) this.telemetry.unanswered(r);
     if (s !== null) this.observer.unanswered?.(s, r);
   }
 
@@ -134,10 +158,7 @@ export class CaptureAnalyzer implements KafkaListener {
     const rule = STREAM_NOTE_RULES[n.kind];
     if (rule === null) return;
     s.findings++;
-    this.onFinding({
-      rule: rule.id,
-      severity: rule.severity,
-      message: n.message,
+    this.onFinding(makeFinding(rule, n.message, {
       frame: n.frame,
       timeUs: toMicros(n.tsSec, n.tsNsec),
       client: s.client,
@@ -147,7 +168,7 @@ export class CaptureAnalyzer implements KafkaListener {
       correlationId: n.correlationId ?? null,
       clientInstanceId: s.connectionId === null ? null : uuidToBase64(s.connectionId),
       input: this.input,
-    });
+    }));
   }
 
   connectionEnd(c: KafkaConnection, _reason: string): void {
@@ -189,15 +210,12 @@ export class CaptureAnalyzer implements KafkaListener {
   private emit(rule: ConnectionRule, s: ConnState, hit: RuleHit, at: KafkaRequest | KafkaResponse | null): void {
     const about = hit.request ?? at;
     const request = about === null ? null : 'header' in about ? about : about.request;
-    // The request's own ID, else the connection's (v1 headers), else the one the current request
-    // just revealed (a judgement held until the connection showed its ID).
+    // The request's owner (owner.ts), else the ID the current request just revealed (a judgement
+    // held until the connection showed its ID).
     const current = at !== null && 'header' in at ? at.header.clientInstanceId : null;
-    const id = request?.header.clientInstanceId ?? s.connectionId ?? current;
+    const id = requestOwner(request?.header.clientInstanceId ?? null, s.connectionId) ?? current;
     s.findings++;
-    this.onFinding({
-      rule: rule.id,
-      severity: rule.severity,
-      message: hit.message,
+    this.onFinding(makeFinding(rule, hit.message, {
       frame: about?.frame ?? null,
       timeUs: about === null ? null : toMicros(about.tsSec, about.tsNsec),
       client: s.client,
@@ -207,7 +225,7 @@ export class CaptureAnalyzer implements KafkaListener {
       correlationId: request?.header.correlationId ?? null,
       clientInstanceId: id === null ? null : uuidToBase64(id),
       input: this.input,
-    });
+    }));
   }
 
   /** Fold a request into the connection state, after the rules have seen the state before it. */
@@ -233,32 +251,35 @@ export class CaptureAnalyzer implements KafkaListener {
     }
     const b = r.body;
     if (b === null) return;
-    if (b.kind === 'ApiVersions' && (b.softwareName !== null || b.softwareVersion !== null)) {
-      const sw = { name: b.softwareName ?? '', version: b.softwareVersion ?? '' };
-      s.software = withDistinct(s.software, sw, sameSoftware);
+    const key = h.apiKey;
+    if (key === API_KEY.ApiVersions) {
+      const name = str(b, 'ClientSoftwareName') ?? null;
+      const version = str(b, 'ClientSoftwareVersion') ?? null;
+      if (name !== null || version !== null) s.software = withDistinct(s.software, { name: name ?? '', version: version ?? '' }, sameSoftware);
     }
-    // A legacy client's own telemetry ID, sent in a v0 telemetry body (KIP-714).
-    if ((b.kind === 'GetTelemetrySubscriptions' || b.kind === 'PushTelemetry') && id === null && s.telemetryId === null) {
-      if (b.clientInstanceId !== null && !isZeroUuid(b.clientInstanceId)) s.telemetryId = uuidToBase64(b.clientInstanceId);
+    // A legacy client's own telemetry ID, sent in the body of a telemetry version that has one (KIP-714).
+    if ((key === API_KEY.GetTelemetrySubscriptions || key === API_KEY.PushTelemetry) && id === null && s.telemetryId === null) {
+      const bodyId = uuid(b, 'ClientInstanceId');
+      if (bodyId != null && !isZeroUuid(bodyId)) s.telemetryId = uuidToBase64(bodyId);
     }
   }
 
   private learnFromResponse(s: ConnState, q: KafkaRequest, r: KafkaResponse): void {
     // KIP-511: a client retries ApiVersions with a lower version after UNSUPPORTED_VERSION; while it is
     // still negotiating, the retry is part of the connection's first request.
-    if (q.header.apiKey === API.ApiVersions && r.errorCode === UNSUPPORTED_VERSION && allApiVersions(s)) {
+    if (q.header.apiKey === API_KEY.ApiVersions && r.errorCode !== null && r.errorCode === protocol().errorCode('UNSUPPORTED_VERSION') && allApiVersions(s)) {
       s.apiVersionsRetryAllowed = true;
     }
     // KIP-714: the broker assigns a telemetry ID to a client that asked with a zero body ID.
-    const b = r.body;
-    if (b !== null && b.kind === 'GetTelemetrySubscriptions' && q.header.clientInstanceId === null && s.telemetryId === null) {
-      if (b.clientInstanceId !== null && !isZeroUuid(b.clientInstanceId)) s.telemetryId = uuidToBase64(b.clientInstanceId);
+    if (q.header.apiKey === API_KEY.GetTelemetrySubscriptions && q.header.clientInstanceId === null && s.telemetryId === null) {
+      const assigned = uuid(r.body, 'ClientInstanceId');
+      if (assigned != null && !isZeroUuid(assigned)) s.telemetryId = uuidToBase64(assigned);
     }
   }
 }
 
 function allApiVersions(s: ConnState): boolean {
-  return s.apis.length === 2 && s.apis[0] === API.ApiVersions;
+  return s.apis.length === 2 && s.apis[0] === API_KEY.ApiVersions;
 }
 
 /**
@@ -295,6 +316,7 @@ class Summary implements ConnectionSummary {
   requests: number;
   responses: number;
   errorResponses: number;
+  errors: number;
   apis: [number, number][];
   gaps: number;
   gapBytes: number;
@@ -320,6 +342,7 @@ class Summary implements ConnectionSummary {
     this.requests = s.requests;
     this.responses = s.responses;
     this.errorResponses = s.errorResponses;
+    this.errors = s.errors;
     this.apis = apiCounts(s, shared);
     this.gaps = s.gaps;
     this.gapBytes = s.gapBytes;

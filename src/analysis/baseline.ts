@@ -17,7 +17,7 @@
  * fingerprint, however many there are: counts are recorded for people reading the file.
  */
 import { createHash } from 'node:crypto';
-import { apiName } from '../kafka/apis.js';
+import { apiName } from '../kafka/protocol.js';
 import { isJsonObject } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import type { Report } from './report.js';

@@ -5,6 +5,7 @@
 import type { KafkaConnection, KafkaRequest } from '../kafka/events.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import { formatEndpoint } from '../net/address.js';
+import { API_KEY } from '../kafka/protocol.js';
 import type { SoftwareId } from './types.js';
 
 /** Distinct values kept per connection for lists such as ClientIds (a hostile client could send millions). */
@@ -17,7 +18,10 @@ export class ConnState {
   readonly broker: string;
   requests = 0;
   responses = 0;
+  /** Responses that carry a non-zero error code (top level or per topic, partition, group). */
   errorResponses = 0;
+  /** Non-zero error codes the responses carry, every one counted. */
+  errors = 0;
   /** Requests per API as [apiKey, count, apiKey, count, ...] in order of first use (a handful of APIs). */
   apis: number[] = EMPTY_LIST;
   /** Header ClientInstanceIds (base64), in order of first appearance. */
@@ -44,6 +48,8 @@ export class ConnState {
   /** Requests with a non-null ClientId after the first, held until the connection is known to send tag 0. */
   deferredClientIds: KafkaRequest[] = EMPTY_LIST;
   deferredOverflow = 0;
+  /** Error codes Kafka does not define that this connection's responses carried (each noted once). */
+  unknownErrorCodes: number[] = EMPTY_LIST;
   /** Latency histogram as [bucket, count, ...] ascending by bucket (see latency.ts): a handful of buckets. */
   latency: number[] = EMPTY_LIST;
   /**
@@ -104,6 +110,14 @@ export class ConnState {
     for (let i = 0; i < a.length; i += 2) if (a[i] === apiKey) return a[i + 1]!;
     return 0;
   }
+}
+
+/**
+ * Is this the connection's first request? The first one, or an ApiVersions retried after UNSUPPORTED_VERSION
+ * (KIP-511: the client is still negotiating, so the retry is part of the first request).
+ */
+export function isFirstRequest(s: ConnState, r: KafkaRequest): boolean {
+  return s.requests === 0 || (r.header.apiKey === API_KEY.ApiVersions && s.apiVersionsRetryAllowed);
 }
 
 /** The same software name and version (a client sends them in ApiVersions). */

@@ -4,7 +4,7 @@
  * is pure and throws FilterError with one line; applying never changes what was analysed, only
  * what is shown (cross-connection findings about a kept instance stay).
  */
-import { apiInfo, ALL_APIS } from '../kafka/apis.js';
+import { protocol } from '../kafka/protocol.js';
 import { parseUuid, uuidToBase64 } from '../kafka/uuid.js';
 import { groupInstances } from './instances.js';
 import type { Report } from './report.js';
@@ -70,11 +70,11 @@ export function matchesEndpoint(p: EndpointPattern, endpoint: string | null): bo
 /** "Produce,Fetch" or "0,1": API names (any case) or keys. */
 export function parseApis(text: string): Set<number> {
   const keys = new Set<number>();
-  const byName = new Map(ALL_APIS.map((a) => [a.name.toLowerCase(), a.key]));
+  const byName = new Map(protocol().apis.map((a) => [a.name.toLowerCase(), a.key]));
   for (const part of text.split(',')) {
     const p = part.trim();
     const key = /^\d+$/.test(p) ? Number(p) : byName.get(p.toLowerCase());
-    if (key === undefined || (apiInfo(key) === undefined && !/^\d+$/.test(p))) {
+    if (key === undefined) {
       throw new FilterError(`unknown API '${p}' in --api (use names such as Produce,Fetch or numeric keys)`);
     }
     keys.add(key);

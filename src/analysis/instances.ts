@@ -13,6 +13,7 @@
  */
 import { parseUuid, uuidToBase64, uuidToHex, ZERO_UUID } from '../kafka/uuid.js';
 import { addDistinct, sameSoftware } from './connection-state.js';
+import { connectionOwner } from './owner.js';
 import type { ConnectionSummary, SoftwareId } from './types.js';
 
 export type InstanceSource = 'header' | 'telemetry' | 'none';
@@ -31,6 +32,8 @@ export interface InstanceModel {
   requests: number;
   responses: number;
   errorResponses: number;
+  /** Non-zero error codes in those responses, every one counted. */
+  errors: number;
   /** apiKey → count, ascending by key. */
   apis: Map<number, number>;
   firstUs: number;
@@ -72,9 +75,7 @@ export function groupInstances(connections: readonly ConnectionSummary[]): Insta
   const index = new InstanceIndex();
   const instances: InstanceModel[] = [];
   for (const c of connections) {
-    const header = c.headerInstanceIds[0];
-    const id = header ?? c.telemetryInstanceId;
-    const source: InstanceSource = header !== undefined ? 'header' : id !== null ? 'telemetry' : 'none';
+    const { id, source } = connectionOwner(c.headerInstanceIds, c.telemetryInstanceId);
     let inst = index.get(id, c);
     if (inst === undefined) {
       const uuid = id === null ? null : parseUuid(id);
@@ -90,6 +91,7 @@ export function groupInstances(connections: readonly ConnectionSummary[]): Insta
         requests: 0,
         responses: 0,
         errorResponses: 0,
+        errors: 0,
         apis: new Map(),
         firstUs: c.firstUs,
         lastUs: c.lastUs,
@@ -108,6 +110,8 @@ export function groupInstances(connections: readonly ConnectionSummary[]): Insta
     inst.requests += c.requests;
     inst.responses += c.responses;
     inst.errorResponses += c.errorResponses;
+    // A summary written before kcid counted every error code has no `errors`: its error responses then.
+    inst.errors += c.errors ?? c.errorResponses;
     const apis = c.apis;
     for (let i = 0; i < apis.length; i++) {
       const pair = apis[i]!;

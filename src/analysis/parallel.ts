@@ -103,6 +103,7 @@ export function mergeResults(results: readonly InputResult[]): CaptureSummary {
     // hundred thousand connections or findings overflows the call stack.
     for (const c of r.connections) summary.connections.push(c);
     for (const f of r.findings) summary.findings.push(f);
+    for (const t of r.telemetry ?? []) (summary.telemetry ??= []).push(t);
   }
   return summary;
 }

@@ -3,8 +3,13 @@
  * grouped, cross-connection rules run, severities applied, findings in a stable order.
  */
 import { groupInstances, type InstanceModel } from './instances.js';
-import { REPORT_RULES, ruleById } from './rules/index.js';
+import { REPORT_RULES, ruleById, TELEMETRY_RULES } from './rules/index.js';
+import { telemetryConversations, type TelemetryConversation } from './telemetry-conversations.js';
+import { makeFinding } from './finding.js';
 import { SEVERITIES, type CaptureSummary, type ConnectionSummary, type Finding, type Severity } from './types.js';
+
+const GET_TELEMETRY_SUBSCRIPTIONS = 71;
+const PUSH_TELEMETRY = 72;
 
 /** A rule's severity as configured: one of the three, or 'off' to drop its findings. */
 export type SeveritySetting = Severity | 'off';
@@ -19,6 +24,8 @@ export interface Report {
   instances: InstanceModel[];
   connections: ConnectionSummary[];
   findings: Finding[];
+  /** KIP-714 conversations (one per client instance, host and ClientId), empty without telemetry. */
+  telemetry: TelemetryConversation[];
   counts: {
     connections: number;
     requests: number;
@@ -48,10 +55,7 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
     for (const rule of REPORT_RULES) {
       rule.check(instance, (hit) => {
         const c = instance.connections[hit.connection]!;
-        findings.push({
-          rule: rule.id,
-          severity: rule.severity,
-          message: hit.message,
+        findings.push(makeFinding(rule, hit.message, {
           frame: c.firstRequestFrame ?? c.firstFrame,
           timeUs: c.firstRequestUs ?? c.firstUs,
           client: c.client,
@@ -61,6 +65,28 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
           correlationId: null,
           clientInstanceId: instance.clientInstanceId,
           input: c.input,
+        }));
+      });
+    }
+  }
+  const telemetry = telemetryConversations(summary.telemetry ?? []);
+  for (const c of telemetry) {
+    for (const rule of TELEMETRY_RULES) {
+      rule.check(c, (hit) => {
+        const e = hit.event;
+        findings.push({
+          rule: rule.id,
+          severity: rule.severity,
+          message: hit.message,
+          frame: e.frame,
+          timeUs: e.timeUs,
+          client: e.client,
+          broker: e.broker,
+          apiKey: e.kind === 'push' ? PUSH_TELEMETRY : GET_TELEMETRY_SUBSCRIPTIONS,
+          apiVersion: e.apiVersion,
+          correlationId: e.correlationId,
+          clientInstanceId: e.instanceId,
+          input: e.input,
         });
       });
     }
@@ -95,6 +121,7 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
     instances,
     connections,
     findings: applied,
+    telemetry,
     counts: {
       connections: connections.length + notListed.connections,
       requests,

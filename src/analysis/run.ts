@@ -12,11 +12,15 @@ import { Reassembler } from '../tcp/reassembly.js';
 import { ActivityCollector } from './activity.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
-import type { ConnectionSummary, Finding, InputSummary } from './types.js';
+import { makeFinding } from './finding.js';
+import { captureTruncated, tlsKeylogUnmatched } from './rules/stream-rules.js';
+import type { ConnectionSummary, Finding, InputSummary, TelemetryEvent } from './types.js';
 import { toMicros } from '../base/time.js';
 import { SECRETS_TLS_KEY_LOG } from '../capture/types.js';
 import { KeyLog } from '../tls/keylog.js';
 import { readFileSync } from 'node:fs';
+import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
+import { activateProtocol, type Kip1313Revision } from '../kafka/protocol.js';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */
@@ -35,10 +39,24 @@ export interface AnalyzeOptions {
   maxFindings?: number;
   /** Stop reading at this signal (follow mode's Ctrl-C) and analyse what was read. */
   signal?: AbortSignal;
+  /** --kafka-specs: decode with the schemas of this folder or kafka-clients jar instead of the built-in ones. */
+  kafkaSpecs?: string;
+  /** --kip-1313: the revision request headers are judged by (default voting: header v2). */
+  kip1313?: Kip1313Revision;
+  /** kcid requests --bodies: decode every body, keeping up to this many bytes of each frame. */
+  maxBodyBytes?: number;
   /** Collect traffic over time for the page (see activity.ts): `--format html` and `summary-json`. */
   activity?: boolean;
   /** NSS key log files for TLS connections (--tls-keylog), read by each analysis: secrets never travel in messages. */
   tlsKeylogs?: readonly string[];
+  /**
+   * Telemetry questions (kcid telemetry, analyze --telemetry): collect the KIP-714 conversation for
+   * the telemetry rules and decode PushTelemetry's metrics. Off: nothing is collected and blobs are
+   * sized, not copied (as fast as without telemetry).
+   */
+  decodeTelemetry?: boolean;
+  /** The most a telemetry blob may decompress to, and the largest PushTelemetry frame kept (default 16 MiB). */
+  maxTelemetryBytes?: number;
 }
 
 /** The chunks of `source` until `signal` fires; then the iteration simply ends. */
@@ -70,6 +88,8 @@ export interface InputResult {
   input: InputSummary;
   connections: ConnectionSummary[];
   findings: Finding[];
+  /** KIP-714 telemetry requests, in capture order (absent in a result made by an older worker or a test). */
+  telemetry?: TelemetryEvent[];
 }
 
 export async function analyzeInput(
@@ -79,6 +99,7 @@ export async function analyzeInput(
   onFinding: FindingSink = () => {},
   observer?: RequestObserver,
 ): Promise<InputResult> {
+  activateProtocol({ kafkaSpecs: opts.kafkaSpecs ?? null, kip1313: opts.kip1313 ?? 'voting' });
   const findings: Finding[] = [];
   const maxFindings = opts.maxFindings ?? DEFAULT_MAX_FINDINGS;
   /** rule id → findings made so far (listed or not). */
@@ -97,9 +118,22 @@ export async function analyzeInput(
   if (activity !== null) observer = activity;
   const tlsKeys = new KeyLog();
   for (const path of opts.tlsKeylogs ?? []) tlsKeys.add(path, readFileSync(path, 'latin1'));
-  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries);
+  const decode = opts.decodeTelemetry === true;
+  // protobufjs and the decompressors are evaluated only when telemetry is asked for.
+  const read = decode ? (await import('../telemetry/index.js')).readTelemetryPayload : null;
+  const telemetry = { decode, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES, read };
+  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry);
+  const keepTelemetryBytes = telemetry.decode ? telemetry.maxBytes : 0;
   const reassembler = new Reassembler(
-    new KafkaStreamFactory(analyzer, { kafkaPorts: opts.kafkaPorts, detect: opts.detect, maxFrameBytes: opts.maxFrameBytes, clock, tlsKeys }),
+    new KafkaStreamFactory(analyzer, {
+      kafkaPorts: opts.kafkaPorts,
+      detect: opts.detect,
+      maxFrameBytes: opts.maxFrameBytes,
+      clock,
+      tlsKeys,
+      keepTelemetryBytes,
+      ...(opts.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),
+    }),
     {
       kafkaPorts: opts.kafkaPorts,
       ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }),
@@ -170,26 +204,27 @@ export async function analyzeInput(
   for (const source of tlsKeys.sources) {
     if (source.skipped > 0) notes.push(`${source.name}: ${count(source.skipped)} lines that are not NSS key log lines were skipped`);
     if (source.matched > 0) continue;
-    keep({
-      rule: 'tls-keylog-unmatched',
-      severity: 'warning',
-      message: `${source.name}: none of its ${count(source.entries)} TLS secrets matches a TLS connection of this capture`,
-      frame: null,
-      timeUs: null,
-      client: null,
-      broker: null,
-      apiKey: null,
-      apiVersion: null,
-      correlationId: null,
-      clientInstanceId: null,
-      input: inputIndex,
-    });
+    keep(
+      makeFinding(tlsKeylogUnmatched, `${source.name}: none of its ${count(source.entries)} TLS secrets matches a TLS connection of this capture`, {
+        frame: null,
+        timeUs: null,
+        client: null,
+        broker: null,
+        apiKey: null,
+        apiVersion: null,
+        correlationId: null,
+        clientInstanceId: null,
+        input: inputIndex,
+      }),
+    );
+  }
+  const telemetryEvents = analyzer.telemetry.finish();
+  if (analyzer.telemetry.dropped > 0) {
+    notes.push(`${count(analyzer.telemetry.dropped)} telemetry requests beyond the first ${count(telemetryEvents.length)} are not judged by the telemetry rules`);
   }
   if (stats.truncatedAtFrame > 0) {
-    const f: Finding = {
-      rule: 'capture-truncated',
-      severity: 'info',
-      message: `the capture ends in the middle of frame ${stats.truncatedAtFrame}; the frames before it were analysed`,
+    const message = `the capture ends in the middle of frame ${stats.truncatedAtFrame}; the frames before it were analysed`;
+    const f = makeFinding(captureTruncated, message, {
       frame: stats.truncatedAtFrame,
       timeUs: null,
       client: null,
@@ -199,7 +234,7 @@ export async function analyzeInput(
       correlationId: null,
       clientInstanceId: null,
       input: inputIndex,
-    };
+    });
     keep(f);
   }
   const notListed =
@@ -226,6 +261,7 @@ export async function analyzeInput(
     },
     connections: analyzer.connections.sort(compareConnections),
     findings,
+    telemetry: telemetryEvents,
   };
 }
 

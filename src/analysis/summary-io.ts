@@ -6,7 +6,7 @@
 import { isJsonObject, JsonList, writeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { activityProblem } from './activity.js';
-import type { CaptureSummary } from './types.js';
+import type { CaptureSummary, TelemetryEvent } from './types.js';
 
 export const SUMMARY_KIND = 'kcid-summary';
 
@@ -22,6 +22,7 @@ export function writeSummaryJson(summary: CaptureSummary, write: (s: string) => 
     inputs: summary.inputs,
     connections: new JsonList(summary.connections, (c) => c),
     findings: new JsonList(summary.findings, (f) => f),
+    ...(summary.telemetry !== undefined && summary.telemetry.length > 0 ? { telemetry: new JsonList(summary.telemetry, (t) => t) } : {}),
   };
   writeJson(doc, 0, write);
 }
@@ -49,9 +50,13 @@ export function parseSummary(text: string, file: string): CaptureSummary {
   for (const key of ['inputs', 'connections', 'findings'] as const) {
     if (!Array.isArray(doc[key]) || !(doc[key] as unknown[]).every(isJsonObject)) throw new SummaryError(`${file}: '${key}' must be an array of objects`);
   }
+  if (doc.telemetry !== undefined && !(Array.isArray(doc.telemetry) && doc.telemetry.every(isTelemetryEvent))) {
+    throw new SummaryError(`${file}: 'telemetry' must be an array of telemetry events (kind, input, frame, timeUs...)`);
+  }
   const inputs = doc.inputs as Record<string, unknown>[];
   const inRange = (o: Record<string, unknown>) => Number.isInteger(o.input) && (o.input as number) >= 0 && (o.input as number) < inputs.length;
-  if (!(doc.connections as Record<string, unknown>[]).every(inRange) || !(doc.findings as Record<string, unknown>[]).every(inRange)) {
+  const telemetry = (doc.telemetry ?? []) as Record<string, unknown>[];
+  if (!(doc.connections as Record<string, unknown>[]).every(inRange) || !(doc.findings as Record<string, unknown>[]).every(inRange) || !telemetry.every(inRange)) {
     throw new SummaryError(`${file}: an 'input' index points past its inputs`);
   }
   const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -72,7 +77,42 @@ export function parseSummary(text: string, file: string): CaptureSummary {
     const problem = activityProblem(input.activity);
     if (problem !== null) throw new SummaryError(`${file}: an input's 'activity' ${problem}`);
   }
-  return { version: 1, inputs: doc.inputs, connections: doc.connections, findings: doc.findings } as unknown as CaptureSummary;
+  const parsed = { version: 1, inputs: doc.inputs, connections: doc.connections, findings: doc.findings } as unknown as CaptureSummary;
+  if (telemetry.length > 0) parsed.telemetry = telemetry as unknown as TelemetryEvent[];
+  return parsed;
+}
+
+/** The fields the telemetry rules and `kcid telemetry` read, with their types (the rest is shown as given). */
+function isTelemetryEvent(t: unknown): boolean {
+  if (!isJsonObject(t)) return false;
+  const int = (v: unknown) => Number.isSafeInteger(v);
+  const intOrNull = (v: unknown) => v === null || int(v);
+  const strOrNull = (v: unknown) => v === null || typeof v === 'string';
+  const base =
+    int(t.input) && int(t.connection) && int(t.frame) && int(t.timeUs) && int(t.apiVersion) && int(t.correlationId) &&
+    typeof t.client === 'string' && typeof t.broker === 'string' && typeof t.clientIp === 'string' &&
+    strOrNull(t.clientId) && strOrNull(t.instanceId) && intOrNull(t.responseFrame) && intOrNull(t.responseUs) && intOrNull(t.errorCode) && typeof t.startSeen === 'boolean';
+  if (!base) return false;
+  if (t.kind === 'subscription') {
+    return (
+      int(t.subscriptionId) && int(t.pushIntervalMs) && int(t.telemetryMaxBytes) && typeof t.deltaTemporality === 'boolean' &&
+      Array.isArray(t.acceptedCompressionTypes) && t.acceptedCompressionTypes.every(int) &&
+      Array.isArray(t.requestedMetrics) && t.requestedMetrics.every((m: unknown) => typeof m === 'string')
+    );
+  }
+  if (t.kind === 'push') {
+    const p = t.payload;
+    const payloadOk =
+      p === null ||
+      (isJsonObject(p) && int(p.decompressedBytes) && int(p.metricCount) && int(p.points) && Array.isArray(p.resource) && Array.isArray(p.scopes) &&
+        Array.isArray(p.metrics) && p.metrics.every((m: unknown) => isJsonObject(m) && typeof m.name === 'string' && typeof m.type === 'string' && int(m.points)));
+    const e = t.payloadError;
+    return (
+      int(t.subscriptionId) && typeof t.terminating === 'boolean' && int(t.compressionType) && intOrNull(t.metricsBytes) && payloadOk &&
+      (e === null || (isJsonObject(e) && typeof e.kind === 'string' && typeof e.message === 'string'))
+    );
+  }
+  return false;
 }
 
 /** Concatenates partial results, renumbering each part's inputs after the ones before it. */
@@ -83,6 +123,7 @@ export function mergeSummaries(parts: readonly CaptureSummary[]): CaptureSummary
     merged.inputs.push(...part.inputs);
     for (const c of part.connections) merged.connections.push({ ...c, input: c.input + offset });
     for (const f of part.findings) merged.findings.push({ ...f, input: f.input + offset });
+    for (const t of part.telemetry ?? []) (merged.telemetry ??= []).push({ ...t, input: t.input + offset });
   }
   return merged;
 }

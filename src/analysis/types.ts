@@ -92,7 +92,10 @@ export interface ConnectionSummary {
   software: SoftwareId[];
   requests: number;
   responses: number;
+  /** Responses that carry a non-zero error code anywhere (top level, per topic, partition or group). */
   errorResponses: number;
+  /** Every non-zero error code of those responses (absent in summaries written before kcid counted them). */
+  errors?: number;
   /** [apiKey, count] ascending by key. */
   apis: [number, number][];
   gaps: number;
@@ -111,4 +114,79 @@ export interface CaptureSummary {
   inputs: InputSummary[];
   connections: ConnectionSummary[];
   findings: Finding[];
+  /** KIP-714 telemetry requests answered (or never answered), in capture order per input; absent when there are none. */
+  telemetry?: TelemetryEvent[];
 }
+
+/** Where a telemetry request was seen, and whose it is. */
+interface TelemetryEventBase {
+  input: number;
+  /** TCP connection number within its input. */
+  connection: number;
+  client: string;
+  clientIp: string;
+  broker: string;
+  /** The connection's first ClientId (a KIP-1313 client sends it on the first request only). */
+  clientId: string | null;
+  /**
+   * The client instance ID, base64: the request header's (KIP-1313 tag 0), else the v0 body's,
+   * else the one the broker assigned on this connection; null when none is known.
+   */
+  instanceId: string | null;
+  apiVersion: number;
+  correlationId: number;
+  /** Frame and time of the request. */
+  frame: number;
+  timeUs: number;
+  /** Frame and time of the broker's answer, null when the capture has none. */
+  responseFrame: number | null;
+  responseUs: number | null;
+  /** The answer's ErrorCode, null without one. */
+  errorCode: number | null;
+  /** The capture saw the connection's SYN (so it holds everything the client sent on it). */
+  startSeen: boolean;
+}
+
+export interface TelemetrySubscriptionEvent extends TelemetryEventBase {
+  kind: 'subscription';
+  subscriptionId: number;
+  acceptedCompressionTypes: number[];
+  pushIntervalMs: number;
+  telemetryMaxBytes: number;
+  deltaTemporality: boolean;
+  /** Prefixes of the metric names asked for (null on the wire is shown as ""). */
+  requestedMetrics: string[];
+}
+
+export interface TelemetryMetric {
+  name: string;
+  type: 'gauge' | 'sum' | 'histogram' | 'exponentialHistogram' | 'summary' | 'none';
+  temporality: 'unspecified' | 'delta' | 'cumulative' | null;
+  monotonic: boolean | null;
+  points: number;
+  attributes: string[];
+  startUs: number | null;
+  endUs: number | null;
+}
+
+export interface TelemetryPushEvent extends TelemetryEventBase {
+  kind: 'push';
+  subscriptionId: number;
+  terminating: boolean;
+  compressionType: number;
+  /** Size of the Metrics blob as sent (compressed), null when Metrics is null. */
+  metricsBytes: number | null;
+  /** The decoded blob, when telemetry decoding was asked for and it decoded. */
+  payload: {
+    decompressedBytes: number;
+    metricCount: number;
+    points: number;
+    resource: [string, string][];
+    scopes: string[];
+    metrics: TelemetryMetric[];
+  } | null;
+  /** Why the blob was not decoded, when decoding was asked for: kind and message. */
+  payloadError: { kind: 'too-large' | 'invalid' | 'unknown-codec' | 'not-metrics' | 'not-kept'; message: string } | null;
+}
+
+export type TelemetryEvent = TelemetrySubscriptionEvent | TelemetryPushEvent;

@@ -12,6 +12,11 @@ export function safeJson(value: unknown, indent?: number): string {
   return JSON.stringify(value, null, indent).replace(TERMINAL_UNSAFE, escapeUnit);
 }
 
+/** JSON text written by another serializer (JSON.stringify's escapes), made terminal-safe the same way. */
+export function terminalSafe(jsonText: string): string {
+  return jsonText.replace(TERMINAL_UNSAFE, escapeUnit);
+}
+
 /**
  * A list rendered element by element by {@link writeJson}: `items` mapped through `map` one at a
  * time, so a report with a quarter of a million connections never holds all their JSON objects,

@@ -17,7 +17,7 @@ import {
 } from '../analysis/filters.js';
 import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
-import { REPORT_RULES } from '../analysis/rules/index.js';
+import { REPORT_RULES, TELEMETRY_RULES } from '../analysis/rules/index.js';
 import { analyzeInput, DEFAULT_KAFKA_PORTS, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
 import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
@@ -25,7 +25,7 @@ import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../base/json-text.js';
 import { RequestRows, requestNdjson, requestTableHeader, requestTableRow, type RequestRow } from '../report/requests.js';
 import type { Style } from '../report/style.js';
-import { apiLabel } from '../kafka/messages.js';
+import { activateProtocol, apiLabel } from '../kafka/protocol.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
 import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
@@ -50,6 +50,10 @@ export interface CommonCliOptions {
   api?: string;
   since?: string;
   until?: string;
+  maxTelemetryBytes?: string;
+  telemetry?: boolean;
+  kafkaSpecs?: string;
+  kip1313?: string;
 }
 
 export interface AnalyzeCliOptions extends CommonCliOptions {
@@ -70,7 +74,7 @@ function parseCount(text: string, option: string, min: number, max: number): num
   return Number(text);
 }
 
-function parseJobs(text: string | undefined): number {
+export function parseJobs(text: string | undefined): number {
   if (text === undefined) return defaultJobs();
   if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > 256) throw new UsageError(`invalid --jobs '${text}' (expected a whole number from 1 to 256)`);
   return Number(text);
@@ -88,7 +92,7 @@ function readableKeylog(path: string): string {
   return path;
 }
 
-function captureOptions(o: CommonCliOptions, progress: Progress | null): AnalyzeOptions {
+export function captureOptions(o: CommonCliOptions, progress: Progress | null): AnalyzeOptions {
   const opts: AnalyzeOptions = {
     kafkaPorts: o.port === undefined ? new Set(DEFAULT_KAFKA_PORTS) : parsePorts(o.port),
     detect: o.detect,
@@ -99,7 +103,13 @@ function captureOptions(o: CommonCliOptions, progress: Progress | null): Analyze
   if (o.idleTimeout !== undefined) opts.idleTimeoutSec = parseCount(o.idleTimeout, '--idle-timeout', 1, 31_536_000);
   if (o.maxConnectionSummaries !== undefined) opts.maxSummaries = parseCount(o.maxConnectionSummaries, '--max-connection-summaries', 1, 100_000_000);
   if (o.maxFindings !== undefined) opts.maxFindings = parseCount(o.maxFindings, '--max-findings', 1, 100_000_000);
+  if (o.maxTelemetryBytes !== undefined) opts.maxTelemetryBytes = parseSize(o.maxTelemetryBytes, '--max-telemetry-bytes');
+  if (o.telemetry === true) opts.decodeTelemetry = true;
   if (progress !== null) opts.onProgress = (read, total, packets, connections, findings) => progress.update(read, total, packets, connections, findings);
+  if (o.kafkaSpecs !== undefined) opts.kafkaSpecs = o.kafkaSpecs;
+  if (o.kip1313 === 'accepted') opts.kip1313 = 'accepted';
+  // Load the schemas now: a bad --kafka-specs is one line and exit 2, before any capture is read.
+  activateProtocol({ kafkaSpecs: opts.kafkaSpecs ?? null, kip1313: opts.kip1313 ?? 'voting' });
   return opts;
 }
 
@@ -117,7 +127,7 @@ export function parseFilters(o: Partial<CommonCliOptions>): Filters {
 }
 
 /** The same capture twice would count every request twice; '-' can be read once. */
-function checkInputs(files: readonly string[], what: string): void {
+export function checkInputs(files: readonly string[], what: string): void {
   const seen = new Set<string>();
   for (const f of files) {
     if (seen.has(f)) throw new UsageError(f === '-' ? "'-' (stdin) can be given only once" : `${what} '${f}' is given twice`);
@@ -137,7 +147,7 @@ export type GivenOnCli = (option: 'failOn' | 'port' | 'maxFrameBytes') => boolea
  * kcid.config.json (or --config): its failOn, port and maxFrameBytes apply where the command
  * line did not set them; its rule severities are returned for severities() to merge.
  */
-function applyConfig<T extends { config?: string; failOn?: string; port?: string; maxFrameBytes?: string }>(o: T, given: GivenOnCli, io: Io): Config {
+export function applyConfig<T extends { config?: string; failOn?: string; port?: string; maxFrameBytes?: string }>(o: T, given: GivenOnCli, io: Io): Config {
   const config = loadConfig(o.config ?? null, io.cwd ?? process.cwd());
   if (config.failOn !== undefined && !given('failOn')) o.failOn = config.failOn;
   if (config.port !== undefined && !given('port')) o.port = config.port.join(',');
@@ -146,7 +156,7 @@ function applyConfig<T extends { config?: string; failOn?: string; port?: string
 }
 
 /** Rule severities: the config file's, then --rule settings on top. */
-function severities(config: Config, o: { rule?: string[] }): Map<string, SeveritySetting> {
+export function severities(config: Config, o: { rule?: string[] }): Map<string, SeveritySetting> {
   return mergeSeverities(config, (o.rule ?? []).map(parseRuleSetting));
 }
 
@@ -159,7 +169,7 @@ function tableWidth(out: Out): number {
  * Colours for a terminal. The formatters for people (tables, colour, JUnit, SARIF, Markdown) are
  * loaded when asked for: `--format json` in CI does not pay for modules it never uses.
  */
-async function styleFor(out: Out, io: Io): Promise<Style> {
+export async function styleFor(out: Out, io: Io): Promise<Style> {
   const { makeStyle, wantsColor } = await import('../report/style.js');
   return makeStyle(out.isTTY && wantsColor({ isTTY: true }, io.env));
 }
@@ -299,7 +309,7 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   }
   const summary = mergeResults([result]);
   const report = reportFrom(summary, o, config);
-  const crossRules = new Set(REPORT_RULES.map((r) => r.id));
+  const crossRules = new Set([...REPORT_RULES, ...TELEMETRY_RULES].map((r) => r.id));
   for (const f of report.findings) if (crossRules.has(f.rule)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style));
   if (o.format === 'ndjson') {
     out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings } } })}\n`);
@@ -317,15 +327,23 @@ function single(f: Finding): Report {
     instances: [],
     connections: [],
     findings: [f],
+    telemetry: [],
     counts: { connections: 0, requests: 0, responses: 0, instances: 0, findings: { error: 0, warning: 0, info: 0 } },
   };
 }
 
-export async function requestsCommand(
-  captures: string[],
-  o: CommonCliOptions & { format: string; follow?: boolean; output?: string },
-  io: Io,
-): Promise<number> {
+export interface RequestsCliOptions extends CommonCliOptions {
+  format: string;
+  follow?: boolean;
+  output?: string;
+  bodies?: boolean;
+  maxBodyBytes?: string;
+}
+
+/** --max-body-bytes by default: a few MiB holds any body but Produce and Fetch payload, which is sized, never decoded. */
+export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export async function requestsCommand(captures: string[], o: RequestsCliOptions, io: Io): Promise<number> {
   const follow = o.follow === true;
   checkInputs(captures, 'capture');
   if (follow && captures.length !== 1) throw new UsageError('--follow reads one input (use - for stdin)');
@@ -334,6 +352,8 @@ export async function requestsCommand(
   const controller = new AbortController();
   const stopListening = follow ? (io.onInterrupt?.(() => controller.abort()) ?? (() => {})) : () => {};
   const opts: AnalyzeOptions = { ...captureOptions(o, progress), ...(follow ? { signal: controller.signal } : {}) };
+  if (o.maxBodyBytes !== undefined && o.bodies !== true) throw new UsageError('--max-body-bytes goes with --bodies');
+  if (o.bodies === true) opts.maxBodyBytes = o.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : parseSize(o.maxBodyBytes, '--max-body-bytes');
   const parquet = o.format === 'parquet' ? await requestsParquet(captures, o.output, follow) : null;
   const out = new Out(io.stdout, parquet === null ? o.output : undefined, follow);
   const multiple = captures.length > 1;
@@ -342,11 +362,15 @@ export async function requestsCommand(
     for (const [i, file] of captures.entries()) {
       let startUs: number | null = null;
       const keep = rowPredicate(filters, () => startUs);
-      const rows = new RequestRows(i, (row, s, us) => {
-        if (!keep(row, s.clientIds, us)) return;
-        if (parquet !== null) parquet.add(row, us, i);
-        else out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
-      });
+      const rows = new RequestRows(
+        i,
+        (row, s, us) => {
+          if (!keep(row, s.clientIds, us)) return;
+          if (parquet !== null) parquet.add(row, us, i);
+          else out.write(o.format === 'ndjson' ? requestNdjson(row) : requestTableRow(row, multiple));
+        },
+        o.bodies === true,
+      );
       rows.captureStart = (us: number) => {
         startUs = us;
       };
@@ -400,7 +424,9 @@ export async function clientsCommand(
     out.close();
     return EXIT_CLEAN;
   }
-  // One instance in detail: keep request rows (bounded) to draw its timeline once it is known.
+  // One instance in detail: keep request rows (bounded) to draw its timeline once it is known, and
+  // its telemetry conversation (pushes decoded) for a summary of it.
+  opts.decodeTelemetry = true;
   const rows: RequestRow[] = [];
   let truncated = false;
   const results = [];
@@ -420,10 +446,13 @@ export async function clientsCommand(
   const inst = report.instances.find((x) => x.clientInstanceId === id)!;
   const conns = new Set(inst.connections.map((c) => `${c.input}\u0000${c.client}\u0000${c.broker}`));
   const mine = rows.filter((r) => conns.has(`${r.input}\u0000${r.client}\u0000${r.broker}`));
+  const telemetry = report.telemetry.filter((c) => c.instanceId === id);
+  const { renderTelemetrySummary, telemetryJson } = await import('../report/telemetry.js');
   if (o.format === 'json') {
-    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine }, 2)}\n`);
+    out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine, telemetry: telemetryJson(telemetry) }, 2)}\n`);
   } else {
     out.write(renderClientDetail(report, inst, mine, truncated, style));
+    out.write(renderTelemetrySummary(telemetry, style));
   }
   out.close();
   return EXIT_CLEAN;

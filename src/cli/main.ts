@@ -10,12 +10,14 @@ import { FilterError } from '../analysis/filters.js';
 import { SummaryError } from '../analysis/summary-io.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
 import { DEFAULT_KAFKA_PORTS } from '../analysis/run.js';
-import { analyzeCommand, clientsCommand, exportCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions, type ExportCliOptions } from './commands.js';
+import { analyzeCommand, clientsCommand, exportCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions, type ExportCliOptions, type RequestsCliOptions } from './commands.js';
 import { ExportError } from '../export/errors.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
+import { telemetryCommand, type TelemetryCliOptions } from './telemetry-command.js';
 import { EXIT_CLEAN, EXIT_ERROR, packageVersion, type Io } from './io.js';
 import { OutputClosed } from './output.js';
+import { SchemaError } from '../kafka/protocol.js';
 
 export type { Io } from './io.js';
 
@@ -40,7 +42,14 @@ function addCaptureOptions(cmd: Command): Command {
     .option('--broker <host[:port]>', 'only this broker address')
     .option('--api <apis>', 'only these APIs, e.g. Produce,Fetch (names or keys)')
     .option('--since <time>', 'only from this time: ISO 8601, or an offset from the capture start such as 90s or 5m')
-    .option('--until <time>', 'only up to this time (same forms as --since)');
+    .option('--until <time>', 'only up to this time (same forms as --since)')
+    .option('--max-telemetry-bytes <size>', 'largest PushTelemetry frame kept, and the most its metrics may decompress to, when they are decoded (default: 16MiB)')
+    .option('--kafka-specs <path>', "decode with your Kafka's message schemas: a folder of its common/message JSON files or a kafka-clients jar")
+    .addOption(
+      new Option('--kip-1313 <revision>', 'the KIP-1313 revision request headers are judged by: voting (tag 0 in header v2 on every request) or accepted (header v3: the ID on the first request only)')
+        .choices(['voting', 'accepted'])
+        .default('voting'),
+    );
 }
 
 /** Options shared by the commands that produce a report (analyze, merge). */
@@ -81,7 +90,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
         .command('analyze')
         .description('Group Kafka traffic by client instance and report violations of the KIP-1313 rules')
         .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin"),
-    ).option('--follow', "print each finding as it is found, the summary at end of input or Ctrl-C (for live input: '-')"),
+    )
+      .option('--follow', "print each finding as it is found, the summary at end of input or Ctrl-C (for live input: '-')")
+      .option('--telemetry', 'also check the KIP-714 telemetry conversation: decode PushTelemetry metrics and run the telemetry rules (kcid telemetry always does)'),
     ANALYZE_FORMATS,
   ).action(async (captures: string[], o: AnalyzeCliOptions, cmd: Command) => {
     exitCode = await analyzeCommand(captures, o, io, givenOnCli(cmd));
@@ -94,8 +105,10 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'ndjson', 'parquet']).default('table'))
       .option('--follow', "print each request as soon as it is answered or given up on (for live input: '-')")
+      .option('--bodies', "decode every request and response body (ndjson: Kafka's JSON converter form, secrets hidden; table: a summary)")
+      .option('--max-body-bytes <size>', 'with --bodies: bytes of each frame kept for decoding; a larger frame is decoded as far as that (default: 8MiB)')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
-  ).action(async (captures: string[], o: CommonCliOptions & { format: string; follow?: boolean; output?: string }) => {
+  ).action(async (captures: string[], o: RequestsCliOptions) => {
     exitCode = await requestsCommand(captures, o, io);
   });
 
@@ -144,6 +157,19 @@ export async function run(argv: string[], io: Io): Promise<number> {
       exitCode = await mergeCommand(files, o, io, givenOnCli(cmd));
     });
 
+  addCaptureOptions(
+    program
+      .command('telemetry')
+      .description('KIP-714 client telemetry per client instance: subscriptions, each push and the metrics inside it, and the conversation checked')
+      .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
+      .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
+      .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
+      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+      .option('-o, --output <file>', 'write to this file instead of stdout'),
+  ).action(async (captures: string[], o: TelemetryCliOptions, cmd: Command) => {
+    exitCode = await telemetryCommand(captures, o, io, givenOnCli(cmd));
+  });
+
   program
     .command('rules')
     .description('List the rules, or explain one')
@@ -166,6 +192,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       e instanceof SummaryError ||
       e instanceof ConfigError ||
       e instanceof BaselineError ||
+      e instanceof SchemaError ||
       e instanceof ExportError
     ) {
       io.stderr.write(`kcid: ${(e as Error).message}\n`);
@@ -177,15 +204,24 @@ export async function run(argv: string[], io: Io): Promise<number> {
   }
 }
 
+/** Which revision of KIP-1313 a rule comes from (../shared/spec: the voting revision, then the accepted one). */
+const REVISION_TEXT = {
+  voting: 'the voting revision (request header v2: "tag 0 introduces client instance ID", on every request).',
+  accepted:
+    'the accepted revision (request header v3: "If a connection uses the v3 request header in its first request, it must specify the client instance ID and then omit the client instance ID from all subsequent requests on that connection").',
+  both: 'both the voting revision (request header v2) and the accepted one (request header v3).',
+} as const;
+
 function rulesCommand(id: string | undefined, io: Io): number {
   if (id === undefined) {
     const width = Math.max(...RULES.map((r) => r.id.length));
-    for (const r of RULES) io.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.summary}\n`);
+    for (const r of RULES) io.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${(r.revision ?? '-').padEnd(8)}  ${r.summary}\n`);
     return EXIT_CLEAN;
   }
   const r = ruleById(id);
   if (r === undefined) throw new UsageError(`unknown rule '${id}' (see 'kcid rules' for the list)`);
-  io.stdout.write(`${r.id} (${r.severity})\n\n${r.summary}\n\n${r.explanation}\n\nSpec: ${r.spec}\n`);
+  const revision = r.revision === undefined ? '' : `\n\nKIP-1313 revision: ${REVISION_TEXT[r.revision]}`;
+  io.stdout.write(`${r.id} (${r.severity})\n\n${r.summary}\n\n${r.explanation}\n\nSpec: ${r.spec}${revision}\n`);
   return EXIT_CLEAN;
 }
 

@@ -7,8 +7,7 @@
  */
 import type { InstanceModel } from '../analysis/instances.js';
 import type { ConnectionSummary, Finding } from '../analysis/types.js';
-import { apiName } from '../kafka/apis.js';
-import { errorName } from '../kafka/errors.js';
+import { apiName, errorName } from '../kafka/protocol.js';
 import { parseUuid } from '../kafka/uuid.js';
 import type { RequestRow } from '../report/requests.js';
 import type { Column, Table } from './parquet.js';

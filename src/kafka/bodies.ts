@@ -1,305 +1,146 @@
 /**
- * The few request and response bodies kcid reads, each decoded from buf[start, end) (start = first byte after
- * the header) into a plain object. They throw nothing but DecodeError. Strings are decoded; byte fields
- * (UUIDs) alias `buf`: copy them to keep them. A null where the schema says non-nullable (Kafka would
- * reject the message) decodes as null rather than failing, so the other fields stay visible.
+ * Request and response bodies, decoded by the schema interpreter (schema/interpreter.ts) from the
+ * bounded prefix of each frame the framer keeps.
  *
- * Decoders that read a body to its end also return its tagged fields; those that stop early (the
- * ConsumerGroupHeartbeat ones, and the ApiVersions response before its feature tags) read only the
- * leading fields they return.
+ * Two modes. `kcid analyze` (and the other commands) decode only what the rules and reports read: a
+ * field selection per API ({@link REQUEST_FIELDS}, {@link RESPONSE_FIELDS}, and every ErrorCode a
+ * response version carries, found in its schema), so most requests cost no body decoding at all and
+ * Produce costs its TransactionalId and Acks. `kcid requests --bodies` decodes every field. Either way
+ * records fields are sized, never decoded, and a frame larger than the prefix kept is decoded as far
+ * as the prefix goes (the result says it is incomplete).
  */
-import { errorCodeOffset, isValidVersion } from './apis.js';
-import { MAX_KEPT_TAGS } from './headers.js';
-import { DecodeError, Reader } from './reader.js';
-import type { TaggedFieldRef } from './types.js';
+import { BodyError, compileDecoder, runDecoder, type Decoder, type Struct } from './schema/interpreter.js';
+import { inRange, layoutFor, type FieldSchema, type MessageSchema } from './schema/model.js';
+import { API_KEY, protocol, type Protocol } from './protocol.js';
+import { int } from './fields.js';
+import { EMPTY_LIST } from '../base/lists.js';
 
-const API_VERSIONS = 18;
-const UNSUPPORTED_VERSION = 35;
+export { BodyError };
 
-function readerFor(name: string, apiKey: number, buf: Uint8Array, start: number, end: number, version: number): Reader {
-  if (!isValidVersion(apiKey, version)) throw new DecodeError(`${name} v${version} is unknown to kcid`, start);
-  return new Reader(buf, start, end);
-}
+/** A group member's identity in the heartbeats of the group protocols whose member ID the client chooses. */
+const GROUP_MEMBER = ['GroupId', 'MemberId', 'MemberEpoch'];
 
-/** The body's trailing tagged fields (KIP-482), as tag + size. */
-function readTags(r: Reader): TaggedFieldRef[] {
-  const tags: TaggedFieldRef[] = [];
-  r.taggedFields((tag, size) => {
-    if (tags.length < MAX_KEPT_TAGS) tags.push({ tag, size });
-  });
-  return tags;
-}
+/** What the rules and reports read of each API's request (by the schema's field names). */
+export const REQUEST_FIELDS: ReadonlyMap<number, readonly string[]> = new Map([
+  // acks=0: no response will come.
+  [API_KEY.Produce, ['Acks']],
+  [API_KEY.ApiVersions, ['ClientSoftwareName', 'ClientSoftwareVersion']],
+  [API_KEY.GetTelemetrySubscriptions, ['ClientInstanceId']],
+  // The Metrics blob is sized, never copied (telemetry-frame.ts keeps it only when telemetry is asked for).
+  [API_KEY.PushTelemetry, ['ClientInstanceId', 'SubscriptionId', 'Terminating', 'CompressionType', 'Metrics']],
+  [API_KEY.ConsumerGroupHeartbeat, GROUP_MEMBER],
+  [API_KEY.ShareGroupHeartbeat, GROUP_MEMBER],
+  [API_KEY.StreamsGroupHeartbeat, GROUP_MEMBER],
+  [API_KEY.SaslHandshake, ['Mechanism']],
+]);
 
-const int8 = (r: Reader): number => r.int8();
-const compactString = (r: Reader): string | null => r.compactString();
-const string = (r: Reader): string | null => r.string();
+/** What they read of responses, besides every ErrorCode. */
+export const RESPONSE_FIELDS: ReadonlyMap<number, readonly string[]> = new Map([
+  [
+    API_KEY.GetTelemetrySubscriptions,
+    ['ThrottleTimeMs', 'ClientInstanceId', 'SubscriptionId', 'AcceptedCompressionTypes', 'PushIntervalMs', 'TelemetryMaxBytes', 'DeltaTemporality', 'RequestedMetrics'],
+  ],
+  [API_KEY.ConsumerGroupHeartbeat, ['MemberId', 'MemberEpoch']],
+  [API_KEY.ShareGroupHeartbeat, ['MemberId', 'MemberEpoch']],
+  [API_KEY.StreamsGroupHeartbeat, ['MemberId', 'MemberEpoch']],
+  [API_KEY.SaslHandshake, ['Mechanisms']],
+]);
 
-/**
- * The top-level ErrorCode of a response whose layout puts it at a fixed offset (see errorCodeOffset), or null.
- * ApiVersions keeps it at offset 0 in every version, even one kcid does not know (KIP-511). Throws
- * DecodeError when the body ends before it.
- */
-export function responseErrorCode(buf: Uint8Array, start: number, end: number, apiKey: number, version: number): number | null {
-  const offset = apiKey === API_VERSIONS ? 0 : errorCodeOffset(apiKey, version);
-  if (offset === null) return null;
-  const r = new Reader(buf, start, end);
-  r.skip(offset);
-  return r.int16();
-}
-
-// ---- ApiVersions (key 18) ---------------------------------------------------------------------------
-
-export interface ApiVersionsRequestBody {
-  /** v3+ (KIP-511); null before v3. */
-  clientSoftwareName: string | null;
-  clientSoftwareVersion: string | null;
-  tags: TaggedFieldRef[];
-}
-
-/** v0-2 have an empty body; v3 (the first flexible version) adds the client's software name and version. */
-export function decodeApiVersionsRequest(buf: Uint8Array, start: number, end: number, version: number): ApiVersionsRequestBody {
-  const r = readerFor('ApiVersionsRequest', API_VERSIONS, buf, start, end, version);
-  if (version < 3) return { clientSoftwareName: null, clientSoftwareVersion: null, tags: [] };
-  const clientSoftwareName = r.compactString();
-  const clientSoftwareVersion = r.compactString();
-  return { clientSoftwareName, clientSoftwareVersion, tags: readTags(r) };
-}
-
-export interface ApiVersionRange {
-  apiKey: number;
-  minVersion: number;
-  maxVersion: number;
-}
-
-export interface ApiVersionsResponseBody {
-  errorCode: number;
-  /** The version the body was decoded as: 0 when the broker answered UNSUPPORTED_VERSION (KIP-511). */
-  bodyVersion: number;
-  apiKeys: ApiVersionRange[] | null;
-  /** v1+. */
-  throttleTimeMs: number | null;
-}
-
-/**
- * The ErrorCode comes first in every version. When the request's version was too new for the broker, the
- * broker answers UNSUPPORTED_VERSION with a v0 body listing the ApiVersions versions it supports (KIP-511),
- * whatever version was asked; the response header is v0 in every case. The trailing tagged fields
- * (SupportedFeatures, FinalizedFeatures...) are not read.
- */
-export function decodeApiVersionsResponse(buf: Uint8Array, start: number, end: number, version: number): ApiVersionsResponseBody {
-  const errorCode = new Reader(buf, start, end).int16();
-  const bodyVersion = errorCode === UNSUPPORTED_VERSION ? 0 : version;
-  const r = readerFor('ApiVersionsResponse', API_VERSIONS, buf, start, end, bodyVersion);
-  r.skip(2);
-  const flexible = bodyVersion >= 3;
-  const readRange = (e: Reader): ApiVersionRange => {
-    const range = { apiKey: e.int16(), minVersion: e.int16(), maxVersion: e.int16() };
-    if (flexible) e.taggedFields();
-    return range;
+/** The paths of every ErrorCode field of a message version ("Responses.PartitionResponses.ErrorCode"). */
+export function errorCodePaths(m: MessageSchema, version: number): string[] {
+  const layout = layoutFor(m, version);
+  const out: string[] = [];
+  const walk = (fields: readonly FieldSchema[], prefix: string): void => {
+    for (const f of fields) {
+      if (!inRange(f.versions, version)) continue;
+      if (f.name === 'ErrorCode' && f.primitive === 'int16') out.push(prefix + f.name);
+      else if (f.struct !== null) walk(f.struct.fields, `${prefix}${f.name}.`);
+    }
   };
-  const apiKeys = flexible ? r.compactArray(7, readRange) : r.array(6, readRange);
-  const throttleTimeMs = bodyVersion >= 1 ? r.int32() : null;
-  return { errorCode, bodyVersion, apiKeys, throttleTimeMs };
+  if (layout !== null) walk(layout.fields, '');
+  return out;
 }
 
-// ---- GetTelemetrySubscriptions (key 71, KIP-714; v1 from KIP-1313) ---------------------------------
-
-const GET_TELEMETRY_SUBSCRIPTIONS = 71;
-
-export interface GetTelemetrySubscriptionsRequestBody {
-  /** v0 only: zero on the client's first request (the broker assigns one); KIP-1313 v1 drops it for the header's. */
-  clientInstanceId: Uint8Array | null;
-  tags: TaggedFieldRef[];
+/** Decoders of one protocol, compiled at first use per key and version. */
+interface BodyPlans {
+  request: Map<number, (Decoder | null)[]>;
+  response: Map<number, (Decoder | null)[]>;
+  fullRequest: Map<number, (Decoder | null)[]>;
+  fullResponse: Map<number, (Decoder | null)[]>;
 }
 
-export function decodeGetTelemetrySubscriptionsRequest(
-  buf: Uint8Array,
-  start: number,
-  end: number,
-  version: number,
-): GetTelemetrySubscriptionsRequestBody {
-  const r = readerFor('GetTelemetrySubscriptionsRequest', GET_TELEMETRY_SUBSCRIPTIONS, buf, start, end, version);
-  const clientInstanceId = version === 0 ? r.uuid() : null;
-  return { clientInstanceId, tags: readTags(r) };
+function plans(p: Protocol): BodyPlans {
+  if (p.bodyPlans === null) p.bodyPlans = { request: new Map(), response: new Map(), fullRequest: new Map(), fullResponse: new Map() } satisfies BodyPlans;
+  return p.bodyPlans as BodyPlans;
 }
 
-export interface GetTelemetrySubscriptionsResponseBody {
-  throttleTimeMs: number;
-  errorCode: number;
-  /** v0 only: the ID the broker assigned when the request's was zero, else zero. Dropped in v1 (KIP-1313). */
-  clientInstanceId: Uint8Array | null;
-  subscriptionId: number;
-  acceptedCompressionTypes: number[] | null;
-  pushIntervalMs: number;
-  telemetryMaxBytes: number;
-  deltaTemporality: boolean;
-  requestedMetrics: (string | null)[] | null;
-  tags: TaggedFieldRef[];
+/** The decoder of a request or response version: selective (null when nothing is read) or full. */
+function decoder(p: Protocol, kind: 'request' | 'response', key: number, version: number, full: boolean): Decoder | null {
+  const all = plans(p);
+  const byKey = full ? (kind === 'request' ? all.fullRequest : all.fullResponse) : kind === 'request' ? all.request : all.response;
+  let byVersion = byKey.get(key);
+  if (byVersion === undefined) byKey.set(key, (byVersion = []));
+  const known = byVersion[version];
+  if (known !== undefined) return known;
+  const api = p.api(key);
+  let d: Decoder | null = null;
+  if (api !== undefined && p.isDefined(key, version) && version < 0x7fff) {
+    const m = kind === 'request' ? api.request : api.response;
+    const context = `${api.name} v${version} ${kind}`;
+    // Responses: every ErrorCode is tapped as the decoder skips past it (only the top-level one is built).
+    const tapErrorCodes = kind === 'response' && errorCodePaths(m, version).length > 0;
+    if (full) d = compileDecoder(m, version, { tapErrorCodes }, context);
+    else {
+      const select = kind === 'request' ? [...(REQUEST_FIELDS.get(key) ?? [])] : [...(RESPONSE_FIELDS.get(key) ?? [])];
+      if (kind === 'response' && p.bodyHasField('response', key, version, 'ErrorCode')) select.unshift('ErrorCode');
+      d = select.length === 0 && !tapErrorCodes ? null : compileDecoder(m, version, { select, tapErrorCodes }, context);
+    }
+  }
+  byVersion[version] = d;
+  return d;
 }
 
-export function decodeGetTelemetrySubscriptionsResponse(
-  buf: Uint8Array,
-  start: number,
-  end: number,
-  version: number,
-): GetTelemetrySubscriptionsResponseBody {
-  const r = readerFor('GetTelemetrySubscriptionsResponse', GET_TELEMETRY_SUBSCRIPTIONS, buf, start, end, version);
-  return {
-    throttleTimeMs: r.int32(),
-    errorCode: r.int16(),
-    clientInstanceId: version === 0 ? r.uuid() : null,
-    subscriptionId: r.int32(),
-    acceptedCompressionTypes: r.compactArray(1, int8),
-    pushIntervalMs: r.int32(),
-    telemetryMaxBytes: r.int32(),
-    deltaTemporality: r.bool(),
-    requestedMetrics: r.compactArray(1, compactString),
-    tags: readTags(r),
-  };
+/** Does kcid read anything of this body (in analyze's selective mode)? */
+export function readsBody(kind: 'request' | 'response', key: number, version: number, full: boolean, p: Protocol = protocol()): boolean {
+  return decoder(p, kind, key, version, full) !== null;
 }
 
-// ---- PushTelemetry (key 72, KIP-714; v1 from KIP-1313) ---------------------------------------------
-
-const PUSH_TELEMETRY = 72;
-
-export interface MetricsBlob {
-  /** Declared size in bytes. */
-  size: number;
-  /** The request's CompressionType (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd). */
-  compressionType: number;
-  /** False when the bytes given end inside the blob (a prefix of the frame). */
+export interface DecodedBody {
+  body: Struct;
+  /** Responses: every non-zero ErrorCode, top level first, then per topic, partition, group (wire order). */
+  errorCodes: readonly number[];
+  /** False when the prefix kept ended before the body did. */
   complete: boolean;
-}
-
-export interface PushTelemetryRequestBody {
-  /** v0 only; KIP-1313 v1 drops it for the header's. */
-  clientInstanceId: Uint8Array | null;
-  subscriptionId: number;
-  terminating: boolean;
-  compressionType: number;
-  /** The Metrics blob, described but never copied; null when null on the wire. */
-  metrics: MetricsBlob | null;
-  /** Null when the bytes end inside the blob. */
-  tags: TaggedFieldRef[] | null;
+  /** Where the decoder stopped (incomplete bodies), else null. */
+  stoppedAt: string | null;
 }
 
 /**
- * The bytes may be a prefix of the frame: then the blob's declared size is reported as is. `frameEnd`,
- * when known, is where the frame ends in `buf` (at or after `end`): a blob claiming more bytes than
- * the frame has left is a DecodeError, whether or not those bytes are in `buf`.
+ * Decodes a request or response body from buf[start, end), the frame ending at `frameEnd` (at or after
+ * `end`). Null when kcid reads nothing of it (selective mode) or the version is not defined. Throws
+ * BodyError for a body that does not parse ("Produce v11 request: TopicData[0]...: length ... overruns
+ * the frame by 12 bytes").
  */
-export function decodePushTelemetryRequest(
+export function decodeBody(
+  kind: 'request' | 'response',
+  key: number,
+  version: number,
+  full: boolean,
   buf: Uint8Array,
   start: number,
   end: number,
-  version: number,
-  frameEnd = Infinity,
-): PushTelemetryRequestBody {
-  const r = readerFor('PushTelemetryRequest', PUSH_TELEMETRY, buf, start, end, version);
-  const clientInstanceId = version === 0 ? r.uuid() : null;
-  const subscriptionId = r.int32();
-  const terminating = r.bool();
-  const compressionType = r.int8();
-  const sizeAt = r.pos;
-  const size = r.compactBytesLength();
-  const body = { clientInstanceId, subscriptionId, terminating, compressionType };
-  if (size === null) return { ...body, metrics: null, tags: readTags(r) };
-  if (size > frameEnd - r.pos) throw new DecodeError(`Metrics claims ${size} bytes, the frame has ${frameEnd - r.pos} left`, sizeAt);
-  if (size > r.remaining) return { ...body, metrics: { size, compressionType, complete: false }, tags: null };
-  r.skip(size);
-  return { ...body, metrics: { size, compressionType, complete: true }, tags: readTags(r) };
+  frameEnd: number,
+  p: Protocol = protocol(),
+): DecodedBody | null {
+  const d = decoder(p, kind, key, version, full);
+  if (d === null) return null;
+  let r = runDecoder(d, buf, start, end, frameEnd);
+  // KIP-511: a broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION and
+  // a body of the lowest version, whatever version was asked.
+  if (full && kind === 'response' && key === API_KEY.ApiVersions && int(r.value, 'ErrorCode') === p.errorCode('UNSUPPORTED_VERSION')) {
+    const lowest = p.api(key)!.definedVersions.lo;
+    if (lowest !== version) r = runDecoder(decoder(p, kind, key, lowest, true)!, buf, start, end, frameEnd);
+  }
+  return { body: r.value, errorCodes: r.errorCodes ?? EMPTY_LIST, complete: r.complete, stoppedAt: r.stoppedAt };
 }
 
-export interface PushTelemetryResponseBody {
-  throttleTimeMs: number;
-  errorCode: number;
-  tags: TaggedFieldRef[];
-}
-
-export function decodePushTelemetryResponse(buf: Uint8Array, start: number, end: number, version: number): PushTelemetryResponseBody {
-  const r = readerFor('PushTelemetryResponse', PUSH_TELEMETRY, buf, start, end, version);
-  return { throttleTimeMs: r.int32(), errorCode: r.int16(), tags: readTags(r) };
-}
-
-// ---- ConsumerGroupHeartbeat (key 68, KIP-848) -------------------------------------------------------
-
-const CONSUMER_GROUP_HEARTBEAT = 68;
-
-/** The leading fields of the request, the same in v0 and v1; the subscription and owned partitions are not read. */
-export interface ConsumerGroupHeartbeatRequestBody {
-  groupId: string | null;
-  /** Generated by the client since KIP-1082; KIP-1313 suggests the client instance ID. */
-  memberId: string | null;
-  /** 0 to join, -1 to leave, -2 for a static member leaving temporarily. */
-  memberEpoch: number;
-  instanceId: string | null;
-  rackId: string | null;
-  rebalanceTimeoutMs: number;
-}
-
-export function decodeConsumerGroupHeartbeatRequest(
-  buf: Uint8Array,
-  start: number,
-  end: number,
-  version: number,
-): ConsumerGroupHeartbeatRequestBody {
-  const r = readerFor('ConsumerGroupHeartbeatRequest', CONSUMER_GROUP_HEARTBEAT, buf, start, end, version);
-  return {
-    groupId: r.compactString(),
-    memberId: r.compactString(),
-    memberEpoch: r.int32(),
-    instanceId: r.compactString(),
-    rackId: r.compactString(),
-    rebalanceTimeoutMs: r.int32(),
-  };
-}
-
-/** The leading fields of the response; the assignment is not read. */
-export interface ConsumerGroupHeartbeatResponseBody {
-  throttleTimeMs: number;
-  errorCode: number;
-  errorMessage: string | null;
-  memberId: string | null;
-  memberEpoch: number;
-  heartbeatIntervalMs: number;
-}
-
-export function decodeConsumerGroupHeartbeatResponse(
-  buf: Uint8Array,
-  start: number,
-  end: number,
-  version: number,
-): ConsumerGroupHeartbeatResponseBody {
-  const r = readerFor('ConsumerGroupHeartbeatResponse', CONSUMER_GROUP_HEARTBEAT, buf, start, end, version);
-  return {
-    throttleTimeMs: r.int32(),
-    errorCode: r.int16(),
-    errorMessage: r.compactString(),
-    memberId: r.compactString(),
-    memberEpoch: r.int32(),
-    heartbeatIntervalMs: r.int32(),
-  };
-}
-
-// ---- SaslHandshake (key 17, KIP-43; never flexible, KAFKA-9577) -----------------------------------------
-
-const SASL_HANDSHAKE = 17;
-
-export interface SaslHandshakeRequestBody {
-  mechanism: string | null;
-}
-
-export function decodeSaslHandshakeRequest(buf: Uint8Array, start: number, end: number, version: number): SaslHandshakeRequestBody {
-  const r = readerFor('SaslHandshakeRequest', SASL_HANDSHAKE, buf, start, end, version);
-  return { mechanism: r.string() };
-}
-
-export interface SaslHandshakeResponseBody {
-  errorCode: number;
-  mechanisms: (string | null)[] | null;
-}
-
-export function decodeSaslHandshakeResponse(buf: Uint8Array, start: number, end: number, version: number): SaslHandshakeResponseBody {
-  const r = readerFor('SaslHandshakeResponse', SASL_HANDSHAKE, buf, start, end, version);
-  return { errorCode: r.int16(), mechanisms: r.array(2, string) };
-}

@@ -5,12 +5,15 @@
  */
 import type { Direction, Endpoint, StreamHandler, TcpConnection } from '../tcp/types.js';
 import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, type FrameSink, type Plausibility } from './framer.js';
-import { apiInfo, isValidVersion } from './apis.js';
 import { DecodeError } from './reader.js';
-import { decodeRequestHeader, responseHeaderVersion } from './headers.js';
+import { decodeRequestHeader, decodeResponseHeader } from './headers.js';
 import type { RequestHeader } from './types.js';
 import { uuidEquals } from './uuid.js';
-import { bodyPrefixWanted, decodeRequestBody, decodeResponseBody, responsePrefixWanted, type RequestBody, type ResponseBody } from './messages.js';
+import { keptTelemetryPrefix, pushTelemetryMetrics } from './telemetry-frame.js';
+import { BodyError, decodeBody, readsBody, type DecodedBody } from './bodies.js';
+import { int, type Struct } from './fields.js';
+import { API_KEY, protocol, type Protocol } from './protocol.js';
+import { EMPTY_LIST } from '../base/lists.js';
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
 import { PendingRequests } from './pending.js';
@@ -37,6 +40,16 @@ export interface KafkaOptions {
   clock?: { tsSec: number; tsNsec: number };
   /** TLS secrets (--tls-keylog, the capture's Decryption Secrets Blocks), or null when there are none. */
   tlsKeys?: KeyLog | null;
+  /**
+   * Keep PushTelemetry requests up to this many bytes whole and hand over their Metrics blob
+   * (`KafkaRequest.metricsBlob`); 0 or absent: the blob is sized, never copied (telemetry-frame.ts).
+   */
+  keepTelemetryBytes?: number;
+  /**
+   * `kcid requests --bodies`: decode every field of every body, keeping up to this many bytes of each
+   * frame (a larger frame is decoded as far as that goes). Absent: decode only what the rules read.
+   */
+  maxBodyBytes?: number;
 }
 
 /** Bytes of each frame handed to the first decode attempt: enough for nearly every request header. */
@@ -46,8 +59,12 @@ const INITIAL_HEAD = 96;
  * fit; the few bodies kcid reads ask for more. Copying no more than that matters on small frames.
  */
 const INITIAL_RESPONSE_HEAD = 16;
-/** The largest prefix of one frame kcid ever keeps (headers with huge ClientIds or tags, and the bodies it reads). */
+/** The largest prefix of one frame kcid keeps (headers with huge ClientIds or tags, and the bodies it reads), without --bodies. */
 const MAX_PREFIX = 64 * 1024;
+/** A body prefix asked for first; a body that needs more asks again, four times as much, up to the cap. */
+const BODY_HEAD = 256;
+/** Responses up to this size are kept whole at the first look (most are: error codes, heartbeats, metadata). */
+const SMALL_RESPONSE = 1024;
 /** Smallest request: int16 key, int16 version, int32 correlation id (header v0). */
 const MIN_REQUEST_BYTES = 8;
 /** Smallest response: int32 correlation id. */
@@ -68,6 +85,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private responseFramer: Framer | null = null;
   private readonly pending = new PendingRequests();
   private readonly maxPending: number;
+  private readonly keepTelemetryBytes: number;
   private tsSec = 0;
   private tsNsec = 0;
   // Frame in progress, one per direction.
@@ -81,6 +99,10 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private tls: TlsSession | null = null;
   /** The last request header's ClientInstanceId, as kept by keepInstanceId(). */
   private lastInstanceId: Uint8Array | null = null;
+  private readonly protocol: Protocol;
+  /** Decode every field (--bodies). */
+  private readonly full: boolean;
+  private readonly maxPrefix: number;
 
   constructor(
     readonly tcp: TcpConnection,
@@ -88,7 +110,11 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     private readonly opts: KafkaOptions,
   ) {
     this.startSeen = tcp.synSeen;
+    this.protocol = protocol();
+    this.full = opts.maxBodyBytes !== undefined;
+    this.maxPrefix = opts.maxBodyBytes === undefined ? MAX_PREFIX : Math.max(opts.maxBodyBytes, MAX_PREFIX);
     this.maxPending = opts.maxPendingRequests ?? DEFAULT_MAX_PENDING;
+    this.keepTelemetryBytes = opts.keepTelemetryBytes ?? 0;
     this.client = tcp.a;
     this.broker = tcp.b;
     const aKafka = opts.kafkaPorts.has(tcp.a.port);
@@ -208,18 +234,18 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   // Framers are made when their direction first carries bytes: a connection that never does (a SYN
   // flood, a port check) costs none.
   private get requests(): Framer {
-    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES));
+    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES, this.keepTelemetryBytes));
   }
 
   private get responses(): Framer {
     return (this.responseFramer ??= this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES));
   }
 
-  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number): Framer {
+  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number, keepBytes = 0): Framer {
     return new Framer(sink, {
       maxFrameBytes: this.opts.maxFrameBytes,
       initialHead,
-      maxPrefixBytes: MAX_PREFIX,
+      maxPrefixBytes: Math.max(this.maxPrefix, keepBytes),
       minFrameBytes: this.sasl.active ? 0 : minFrameBytes,
     });
   }
@@ -260,39 +286,50 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.tokenFraming(false);
     }
     if (headLen < 8) return -1;
+    const p = this.protocol;
     const apiKey = head.readInt16BE(0);
     const apiVersion = head.readInt16BE(2);
-    const known = isValidVersion(apiKey, apiVersion);
+    const known = p.isDefined(apiKey, apiVersion);
     const whole = headLen === size;
+    const max = this.maxPrefix;
     let header: RequestHeader;
     try {
-      // A version newer than kcid's table is read as header v2 when its API is flexible from some
-      // version on (Kafka never makes a flexible API inflexible again), so its tag 0 is still seen.
-      header = decodeRequestHeader(head, 0, headLen, whole, { inferNewerVersions: true });
+      // A version newer than the schemas is read with its API's newest header when the API is flexible
+      // from some version on (Kafka never makes a flexible API inflexible again), so its tag 0 is still seen.
+      header = decodeRequestHeader(head, 0, headLen, whole, { inferNewerVersions: true, protocol: p });
     } catch (e) {
       if (!(e instanceof DecodeError)) throw e;
-      if (!whole && headLen < MAX_PREFIX) return Math.min(size, headLen * 4, MAX_PREFIX);
+      if (!whole && headLen < max) return Math.min(size, headLen * 4, max);
       return -1;
     }
-    if (header.clientInstanceId !== null) header.clientInstanceId = this.keepInstanceId(header.clientInstanceId);
     if (!known) {
-      // An API kcid does not know (newer than its table) is kept if its header looks sane.
+      // An API kcid does not know (newer than its schemas) is kept if its header looks sane.
       if (apiKey < 0 || apiVersion < 0 || apiVersion > 200 || header.correlationId < 0) return -1;
     }
-    const wanted = known ? bodyPrefixWanted(apiKey, header.headerLength, size) : header.headerLength;
-    if (!final && wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
-    let body: RequestBody | null = null;
+    const kept = known ? keptTelemetryPrefix(apiKey, headLen, size, this.keepTelemetryBytes) : null;
+    if (kept !== null && !final && kept > headLen) return kept;
+    const reads = known && readsBody('request', apiKey, apiVersion, this.full, p);
+    // --bodies wants the whole frame (up to its cap) at once; the rules' few fields usually fit the first look.
+    if (kept === null && reads && this.full && !final && headLen < size && headLen < max) return Math.min(size, max);
+    let body: Struct | null = null;
+    let bodyComplete = true;
     let bodyError: string | null = null;
-    let expectsResponse = true;
-    if (known) {
+    if (reads) {
       try {
-        body = decodeRequestBody(apiKey, apiVersion, head, header.headerLength, headLen, size);
-        if (body !== null && body.kind === 'Produce') expectsResponse = body.acks !== 0;
+        const d = decodeBody('request', apiKey, apiVersion, this.full, head, header.headerLength, headLen, size, p);
+        if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max, headLen * 4);
+        if (d !== null) {
+          body = d.body;
+          bodyComplete = d.complete;
+        }
       } catch (e) {
-        if (!(e instanceof DecodeError)) throw e;
+        if (!(e instanceof BodyError)) throw e;
         bodyError = e.message;
+        // --bodies: the fields the rules read may still parse (a body malformed only after them).
+        if (this.full) body = this.selective('request', apiKey, apiVersion, head, header.headerLength, headLen, size)?.body ?? null;
       }
     }
+    if (header.clientInstanceId !== null) header.clientInstanceId = this.keepInstanceId(header.clientInstanceId);
     this.currentRequest = {
       frame,
       tsSec: 0,
@@ -300,28 +337,51 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       size,
       header,
       body,
+      bodyComplete,
       bodyError,
-      expectsResponse,
+      metricsBlob: kept !== null && headLen === size && body !== null ? pushTelemetryMetrics(head, header.headerLength, headLen, apiVersion) : null,
+      // acks=0: the broker sends no response.
+      expectsResponse: !(apiKey === API_KEY.Produce && int(body, 'Acks') === 0),
       complete: false,
     };
     if (!known) {
-      this.listener.note(this, {
-        kind: 'unknown-api',
-        frame,
-        tsSec: this.tsSec,
-        tsNsec: this.tsNsec,
-        from: 'client',
-        bytes: 0,
-        message:
-          apiInfo(apiKey) === undefined
-            ? `request with API key ${apiKey} unknown to kcid (version ${apiVersion})`
-            : `request for ${apiInfo(apiKey)!.name} v${apiVersion}, a version unknown to kcid`,
-        apiKey,
-        apiVersion,
-        correlationId: header.correlationId,
-      });
+      this.requestNote('unknown-api', frame, header,
+        p.api(apiKey) === undefined
+          ? `request with API key ${apiKey} unknown to kcid (version ${apiVersion})`
+          : `request for ${p.name(apiKey)} v${apiVersion}, a version the schemas do not define (${p.name(apiKey)} ${definedRange(p, apiKey)})`);
+    } else if (!p.isValid(apiKey, apiVersion)) {
+      const api = p.api(apiKey)!;
+      const removed = api.removed !== null && apiVersion >= api.removed.versions.lo && apiVersion <= api.removed.versions.hi ? `, removed in Kafka ${api.removed.release}` : '';
+      this.requestNote('removed-version', frame, header,
+        `${p.label(apiKey, apiVersion)} is not a version current Kafka accepts${removed} (it accepts ${p.name(apiKey)} ${p.validRange(apiKey)})`);
     }
+    if (bodyError !== null) this.requestNote('malformed-body', frame, header, bodyError);
     return headLen;
+  }
+
+  /** The fields the rules read, or null when they do not parse either. */
+  private selective(kind: 'request' | 'response', key: number, version: number, head: Buffer, start: number, end: number, size: number): DecodedBody | null {
+    try {
+      return decodeBody(kind, key, version, false, head, start, end, size, this.protocol);
+    } catch (e) {
+      if (e instanceof BodyError) return null;
+      throw e;
+    }
+  }
+
+  private requestNote(kind: 'unknown-api' | 'removed-version' | 'malformed-body', frame: number, header: RequestHeader, message: string): void {
+    this.listener.note(this, {
+      kind,
+      frame,
+      tsSec: this.tsSec,
+      tsNsec: this.tsNsec,
+      from: 'client',
+      bytes: 0,
+      message,
+      apiKey: header.apiKey,
+      apiVersion: header.apiVersion,
+      correlationId: header.correlationId,
+    });
   }
 
   /**
@@ -380,23 +440,48 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     const correlationId = head.readInt32BE(0);
     const request = this.pending.get(correlationId) ?? null;
     let errorCode: number | null = null;
-    let body: ResponseBody | null = null;
+    let codes: readonly number[] = EMPTY_LIST;
+    let body: Struct | null = null;
+    let bodyComplete = true;
+    let bodyError: string | null = null;
     if (request !== null) {
+      const p = this.protocol;
       const { apiKey, apiVersion } = request.header;
-      const headerVersion = responseHeaderVersion(apiKey, apiVersion);
-      if (headerVersion !== null) {
-        const wanted = responsePrefixWanted(apiKey, apiVersion, headerVersion, size);
-        if (!final && wanted > headLen && headLen < size && headLen < MAX_PREFIX) return wanted;
+      const headerVersion = p.responseHeaderVersion(apiKey, apiVersion);
+      if (headerVersion !== null && readsBody('response', apiKey, apiVersion, this.full, p)) {
+        const max = this.maxPrefix;
+        // --bodies wants the whole frame (up to its cap) at once; the rules' fields usually fit the first look.
+        if (this.full && !final && headLen < size && headLen < max) return Math.min(size, max);
+        // A small response is read whole at once: decoding a prefix that proves too short costs more than the copy.
+        if (!final && headLen < size && headLen < SMALL_RESPONSE) return Math.min(size, SMALL_RESPONSE);
         try {
-          const decoded = decodeResponseBody(apiKey, apiVersion, headerVersion, head, headLen, headLen === size);
-          errorCode = decoded.errorCode;
-          body = decoded.body;
+          const start = decodeResponseHeader(head, 0, headLen, headerVersion, p).headerLength;
+          const d = decodeBody('response', apiKey, apiVersion, this.full, head, start, headLen, size, p);
+          if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max);
+          if (d !== null) {
+            body = d.body;
+            bodyComplete = d.complete;
+            codes = d.errorCodes;
+            errorCode = int(d.body, 'ErrorCode') ?? null;
+          }
         } catch (e) {
-          if (!(e instanceof DecodeError)) throw e;
+          // A response header cut by the first look: ask for the body's first bytes.
+          if (e instanceof DecodeError && !final && headLen < size) return Math.min(size, max, BODY_HEAD);
+          if (e instanceof BodyError) {
+            bodyError = e.message;
+            if (this.full) {
+              const start = decodeResponseHeader(head, 0, headLen, headerVersion, p).headerLength;
+              const some = this.selective('response', apiKey, apiVersion, head, start, headLen, size);
+              if (some !== null) {
+                codes = some.errorCodes;
+                errorCode = int(some.body, 'ErrorCode') ?? null;
+              }
+            }
+          } else if (!(e instanceof DecodeError)) throw e;
         }
       }
     }
-    this.currentResponse = { frame, tsSec: 0, tsNsec: 0, size, correlationId, request, errorCode, body, complete: false };
+    this.currentResponse = { frame, tsSec: 0, tsNsec: 0, size, correlationId, request, errorCode, errorCodes: codes, body, bodyComplete, bodyError, complete: false };
     return headLen;
   }
 
@@ -450,6 +535,12 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       message: `a ${size}-byte ${from === 'client' ? 'request' : 'response'} is incomplete in the capture`,
     });
   }
+}
+
+/** "3-13": the versions the schemas define for an API (its current ones and those Kafka removed). */
+function definedRange(p: Protocol, key: number): string {
+  const d = p.api(key)!.definedVersions;
+  return d.lo === d.hi ? `${d.lo}` : `${d.lo}-${d.hi}`;
 }
 
 /** The head with its int32 size in front, for the plausibility check. */

@@ -4,7 +4,7 @@
  * not known to be Kafka, which side of a new connection is the client (the probe).
  */
 import type { Direction } from '../tcp/types.js';
-import { isValidVersion } from './apis.js';
+import { protocol } from './protocol.js';
 import { IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, SCAN_WINDOW, type Plausibility } from './framer.js';
 import { decodeRequestHeader } from './headers.js';
 import { DecodeError } from './reader.js';
@@ -31,7 +31,7 @@ export function plausibleRequest(buf: Buffer, off: number, len: number, strict: 
   if (len < 8) return NEED_MORE;
   const key = buf.readInt16BE(off + 4);
   const version = buf.readInt16BE(off + 6);
-  if (!isValidVersion(key, version)) return IMPLAUSIBLE;
+  if (!protocol().isDefined(key, version)) return IMPLAUSIBLE;
   if (len < 14) return NEED_MORE;
   if (buf.readInt32BE(off + 8) < 0) return IMPLAUSIBLE;
   const idLen = buf.readInt16BE(off + 12);

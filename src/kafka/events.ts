@@ -3,7 +3,7 @@
  * settled (who is the client, who is the broker).
  */
 import type { Endpoint, TcpConnection } from '../tcp/types.js';
-import type { RequestBody, ResponseBody } from './messages.js';
+import type { Struct } from './fields.js';
 import type { RequestHeader } from './types.js';
 import type { TlsInfo } from '../tls/types.js';
 
@@ -15,9 +15,17 @@ export interface KafkaRequest {
   /** Frame size in bytes, without the 4-byte size prefix. */
   size: number;
   header: RequestHeader;
-  body: RequestBody | null;
-  /** Why the body could not be decoded, when kcid tried. */
+  /**
+   * The body's fields, by the schema's names: those kcid reads (see bodies.ts), or all of them with
+   * `kcid requests --bodies`; null when none is read or the body did not parse.
+   */
+  body: Struct | null;
+  /** False when the frame's prefix kept ended before the body did (decoded as far as it goes). */
+  bodyComplete: boolean;
+  /** Why the body could not be decoded, when kcid tried (the path and the problem). */
   bodyError: string | null;
+  /** PushTelemetry's Metrics bytes (a copy), when KafkaOptions.keepTelemetryBytes kept this frame whole. */
+  metricsBlob: Uint8Array | null;
   /** False for Produce with acks=0: the broker sends no response. */
   expectsResponse: boolean;
   /** False when a gap or the end of the capture cut the frame short. */
@@ -32,13 +40,18 @@ export interface KafkaResponse {
   correlationId: number;
   /** The request this answers, or null when the capture missed it. */
   request: KafkaRequest | null;
-  /** Top-level ErrorCode where the API's layout lets kcid read it cheaply. */
+  /** The top-level ErrorCode, when the response version has one (null otherwise, or when not decoded). */
   errorCode: number | null;
-  body: ResponseBody | null;
+  /** Every non-zero ErrorCode the response carries (top level, then per topic, partition, group), in wire order. */
+  errorCodes: readonly number[];
+  /** The body's fields (as for requests); null when none is read or the body did not parse. */
+  body: Struct | null;
+  bodyComplete: boolean;
+  bodyError: string | null;
   complete: boolean;
 }
 
-export type StreamNoteKind = 'gap' | 'desync' | 'tls' | 'tls-auth' | 'tls-record' | 'tls-alert' | 'unknown-api' | 'truncated-frame';
+export type StreamNoteKind = 'gap' | 'desync' | 'tls' | 'tls-auth' | 'tls-record' | 'tls-alert' | 'unknown-api' | 'removed-version' | 'malformed-body' | 'truncated-frame';
 
 export interface StreamNote {
   kind: StreamNoteKind;
@@ -50,7 +63,7 @@ export interface StreamNote {
   /** Bytes missing (gap) or skipped (desync). */
   bytes: number;
   message: string;
-  /** For unknown-api: the API key and version. */
+  /** For unknown-api, removed-version and malformed-body: the API key and version. */
   apiKey?: number;
   apiVersion?: number;
   correlationId?: number;

@@ -1,116 +1,105 @@
 /**
- * Kafka request and response headers (RequestHeader.json / ResponseHeader.json, KIP-482, KIP-1313).
- *
- * The layouts are data: KIP-1313 is still moving (a later revision discusses a request header v3), so a new
- * header version should be one more table entry, not new decoding code.
+ * Kafka request and response headers, decoded by the layouts of the active protocol's RequestHeader and
+ * ResponseHeader schemas (KIP-482 for the flexible versions, KIP-1313's overlay for tag 0 and header v3).
+ * Each header version is compiled once into a plan of fields and tags, so no version number is tested
+ * here: a header version a --kafka-specs schema adds is decoded by the same loop.
  */
 import { isUtf8 } from 'node:buffer';
-import { apiInfo, isFlexible, isValidVersion } from './apis.js';
+import { protocol, type Protocol } from './protocol.js';
 import { DecodeError, Reader } from './reader.js';
+import { inRange, layoutFor, SchemaError, type MessageSchema } from './schema/model.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import { type HeaderProblem, type RequestHeader, type ResponseHeaderInfo, type TaggedFieldRef } from './types.js';
 
-export type HeaderFieldKind = 'int16' | 'int32' | 'nullableString' | 'uuid' | 'taggedFields';
+/** How the header decoder reads one field of a header version (compiled from the header schema). */
+type FieldKind = 'int8' | 'int16' | 'int32' | 'int64' | 'uuid' | 'string' | 'compactString' | 'skip';
 
-/** A tagged field the header defines: its value must be exactly `size` bytes. */
-export interface HeaderTagSpec {
+interface HeaderField {
+  name: string;
+  kind: FieldKind;
+}
+
+/** A tagged field a header version defines: a fixed-size one must be exactly `size` bytes (0: any size). */
+interface HeaderTag {
   tag: number;
   name: string;
   size: number;
 }
 
-export interface HeaderFieldSpec {
-  name: string;
-  kind: HeaderFieldKind;
-  /** For 'taggedFields': the tags this header version defines. */
-  tags?: readonly HeaderTagSpec[];
+/** One header version's layout: its fields in wire order and, when flexible, its tagged fields. */
+interface HeaderPlan {
+  version: number;
+  /** The fields after RequestApiKey, RequestApiVersion and CorrelationId (every version starts with them). */
+  fields: HeaderField[];
+  flexible: boolean;
+  tags: HeaderTag[];
 }
 
-const REQUEST_API_KEY: HeaderFieldSpec = { name: 'RequestApiKey', kind: 'int16' };
-const REQUEST_API_VERSION: HeaderFieldSpec = { name: 'RequestApiVersion', kind: 'int16' };
-const CORRELATION_ID: HeaderFieldSpec = { name: 'CorrelationId', kind: 'int32' };
-/**
- * Always an int16-length NULLABLE_STRING, never compact, even in the flexible header v2
- * ("flexibleVersions": "none"): a broker must read the header of an ApiVersions request of any version,
- * newer than it knows, to answer with the versions it supports.
- */
-const CLIENT_ID: HeaderFieldSpec = { name: 'ClientId', kind: 'nullableString' };
-/** KIP-1313: tag 0 of the v2 request header is the client instance ID, a 16-byte UUID. */
-const CLIENT_INSTANCE_ID_TAG: HeaderTagSpec = { tag: 0, name: 'ClientInstanceId', size: 16 };
+interface HeaderPlans {
+  request: (HeaderPlan | undefined)[];
+  response: (HeaderPlan | undefined)[];
+  /** What kcid reads of a request whose key or version it does not know: the lowest version with ClientId. */
+  unknown: HeaderPlan;
+}
 
-/**
- * Request header layouts by header version. Every layout starts with RequestApiKey, RequestApiVersion and
- * CorrelationId (the version is chosen from the first two), and fields named 'ClientId' and 'ClientInstanceId'
- * (as a field or a tag) land in the decoded header.
- */
-export const REQUEST_HEADER_LAYOUTS: ReadonlyMap<number, readonly HeaderFieldSpec[]> = new Map([
-  [0, [REQUEST_API_KEY, REQUEST_API_VERSION, CORRELATION_ID]],
-  [1, [REQUEST_API_KEY, REQUEST_API_VERSION, CORRELATION_ID, CLIENT_ID]],
-  [
-    2,
-    [
-      REQUEST_API_KEY,
-      REQUEST_API_VERSION,
-      CORRELATION_ID,
-      CLIENT_ID,
-      { name: 'TaggedFields', kind: 'taggedFields', tags: [CLIENT_INSTANCE_ID_TAG] },
-    ],
-  ],
-]);
+const FIXED_SIZE: Partial<Record<string, number>> = { int8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, float64: 8, uuid: 16, bool: 1 };
 
-/** Response header layouts by header version: v1 (flexible) adds tagged fields, none defined. */
-export const RESPONSE_HEADER_LAYOUTS: ReadonlyMap<number, readonly HeaderFieldSpec[]> = new Map([
-  [0, [CORRELATION_ID]],
-  [1, [CORRELATION_ID, { name: 'TaggedFields', kind: 'taggedFields', tags: [] }]],
-]);
+/** The fields every request header starts with, read by the decoder itself. */
+const COMMON_REQUEST_FIELDS = ['RequestApiKey', 'RequestApiVersion', 'CorrelationId'];
 
-/** Fields every request header layout starts with (key, version, correlation id): 8 bytes. */
-const COMMON_PREFIX_FIELDS = 3;
+function compile(m: MessageSchema, version: number, common: readonly string[]): HeaderPlan | undefined {
+  const layout = layoutFor(m, version);
+  if (layout === null) return undefined;
+  const flexible = inRange(layout.flexibleVersions, version);
+  const present = layout.fields.filter((f) => inRange(f.versions, version));
+  const plain = present.filter((f) => f.tag === null || !inRange(f.taggedVersions, version));
+  for (let i = 0; i < common.length; i++) {
+    if (plain[i]?.name !== common[i]) throw new SchemaError(`${m.name} v${version}: field ${i} is not ${common[i]}`);
+  }
+  const fields: HeaderField[] = plain.slice(common.length).map((f) => {
+    const p = f.isArray ? null : f.primitive;
+    const fieldFlexible = flexible && f.flexibleVersions !== null && (f.flexibleVersions === undefined || inRange(f.flexibleVersions, version));
+    let kind: FieldKind = 'skip';
+    if (p === 'string') kind = fieldFlexible ? 'compactString' : 'string';
+    else if (p === 'int8' || p === 'int16' || p === 'int32' || p === 'int64' || p === 'uuid') kind = p;
+    else throw new SchemaError(`${m.name} v${version}: kcid does not read a ${f.type} header field (${f.name})`);
+    return { name: f.name, kind };
+  });
+  const tags: HeaderTag[] = flexible
+    ? present
+        .filter((f) => f.tag !== null && inRange(f.taggedVersions, version))
+        .map((f) => ({ tag: f.tag!, name: f.name, size: f.isArray ? 0 : (FIXED_SIZE[f.primitive ?? ''] ?? 0) }))
+    : [];
+  return { version, fields, flexible, tags };
+}
 
-/**
- * What kcid reads of a request whose key or version it does not know: the fields every known header version
- * from 1 on shares. Only ControlledShutdown v0 ever used header v0.
- */
-const UNKNOWN_API_LAYOUT = REQUEST_HEADER_LAYOUTS.get(1)!;
+/** The header layouts of the active protocol, compiled at first use. */
+function plans(p: Protocol = protocol()): HeaderPlans {
+  if (p.headerPlans !== null) return p.headerPlans as HeaderPlans;
+  const req = p.schemas.requestHeader;
+  const res = p.schemas.responseHeader;
+  const request: (HeaderPlan | undefined)[] = [];
+  for (let v = req.definedVersions.lo; v <= req.definedVersions.hi; v++) request[v] = compile(req, v, COMMON_REQUEST_FIELDS);
+  const response: (HeaderPlan | undefined)[] = [];
+  for (let v = res.definedVersions.lo; v <= res.definedVersions.hi; v++) response[v] = compile(res, v, ['CorrelationId']);
+  const unknown = request.find((plan) => plan !== undefined && plan.fields.some((f) => f.name === CLIENT_ID));
+  if (unknown === undefined) throw new SchemaError(`${req.name}: no version has a ClientId`);
+  const compiled: HeaderPlans = { request, response, unknown: { ...unknown, fields: unknown.fields.slice(0, unknown.fields.findIndex((f) => f.name === CLIENT_ID) + 1), flexible: false, tags: [] } };
+  p.headerPlans = compiled;
+  return compiled;
+}
+
+const CLIENT_ID = 'ClientId';
+const CLIENT_INSTANCE_ID = 'ClientInstanceId';
 
 /** Other tags kept per header at most; later ones are still checked but not listed. */
 export const MAX_KEPT_TAGS = 64;
 
-const CONTROLLED_SHUTDOWN = 7;
-const API_VERSIONS = 18;
-
-/** Request header version (Kafka's ApiMessageTypeGenerator), or null for an unknown key or version. */
-export function requestHeaderVersion(apiKey: number, apiVersion: number): 0 | 1 | 2 | null {
-  if (!isValidVersion(apiKey, apiVersion)) return null;
-  // ControlledShutdown v0 predates ClientId in the header.
-  if (apiKey === CONTROLLED_SHUTDOWN && apiVersion === 0) return 0;
-  return isFlexible(apiKey, apiVersion) ? 2 : 1;
-}
-
-/** Response header version (Kafka's ApiMessageTypeGenerator), or null for an unknown key or version. */
-export function responseHeaderVersion(apiKey: number, apiVersion: number): 0 | 1 | null {
-  if (!isValidVersion(apiKey, apiVersion)) return null;
-  // KIP-511: the ApiVersions response header is always v0, so a client that sent a version the broker does
-  // not support can still read the broker's answer.
-  if (apiKey === API_VERSIONS) return 0;
-  return isFlexible(apiKey, apiVersion) ? 1 : 0;
-}
-
-/**
- * Like requestHeaderVersion, but a version above kcid's table for an API whose flexible versions are open
- * ('N+') is taken as flexible, hence header v2: Kafka never makes a flexible API inflexible again.
- */
-function inferredRequestHeaderVersion(apiKey: number, apiVersion: number): 0 | 1 | 2 | null {
-  const known = requestHeaderVersion(apiKey, apiVersion);
-  if (known !== null) return known;
-  const api = apiInfo(apiKey);
-  if (api === undefined || api.firstFlexibleVersion === null || apiVersion <= api.maxVersion) return null;
-  return 2;
-}
-
 export interface DecodeRequestHeaderOptions {
-  /** Decode a version above kcid's table as flexible (header v2) when the API's flexible range is open. */
+  /** Decode a version above the schemas with its API's newest header when the API's flexible range is open. */
   inferNewerVersions?: boolean;
+  /** The protocol to decode by (default: the active one). */
+  protocol?: Protocol;
 }
 
 const NO_OPTIONS: DecodeRequestHeaderOptions = {};
@@ -124,8 +113,9 @@ const scratch = new Reader(new Uint8Array(0));
  * bytes are only a prefix and running past `end` throws DecodeError (ask for more bytes). Fewer than the 8
  * bytes of key, version and correlation id always throw.
  *
- * For an unknown key or version, headerVersion is null and decoding stops after ClientId (shared by every
- * header version from 1 on). Byte fields (clientInstanceId) alias `buf`: copy them to keep them.
+ * For an unknown key or version, headerVersion is null and decoding stops after ClientId (the lowest header
+ * version that has one: every header since shares it). Byte fields (clientInstanceId) alias `buf`: copy
+ * them to keep them.
  */
 export function decodeRequestHeader(
   buf: Uint8Array,
@@ -134,13 +124,14 @@ export function decodeRequestHeader(
   isWholeFrame: boolean,
   options: DecodeRequestHeaderOptions = NO_OPTIONS,
 ): RequestHeader {
+  const p = options.protocol ?? protocol();
   const r = scratch.reset(buf, start, end);
   const apiKey = r.int16();
   const apiVersion = r.int16();
   const correlationId = r.int32();
   const headerVersion = options.inferNewerVersions
-    ? inferredRequestHeaderVersion(apiKey, apiVersion)
-    : requestHeaderVersion(apiKey, apiVersion);
+    ? p.inferredRequestHeaderVersion(apiKey, apiVersion)
+    : p.requestHeaderVersion(apiKey, apiVersion);
   const header: RequestHeader = {
     apiKey,
     apiVersion,
@@ -153,9 +144,12 @@ export function decodeRequestHeader(
     headerLength: 0,
     problems: EMPTY_LIST,
   };
-  const layout = headerVersion === null ? UNKNOWN_API_LAYOUT : REQUEST_HEADER_LAYOUTS.get(headerVersion)!;
+  const all = plans(p);
+  const plan = (headerVersion === null ? undefined : all.request[headerVersion]) ?? all.unknown;
   try {
-    for (let i = COMMON_PREFIX_FIELDS; i < layout.length; i++) readRequestField(r, layout[i]!, header);
+    const fields = plan.fields;
+    for (let i = 0; i < fields.length; i++) readRequestField(r, fields[i]!, header);
+    if (plan.flexible) readRequestTags(r, plan.tags, header);
     header.headerLength = r.pos - start;
   } catch (e) {
     if (!(e instanceof DecodeError) || !isWholeFrame) throw e;
@@ -165,25 +159,33 @@ export function decodeRequestHeader(
   return header;
 }
 
-function readRequestField(r: Reader, field: HeaderFieldSpec, header: RequestHeader): void {
+function readRequestField(r: Reader, field: HeaderField, header: RequestHeader): void {
   switch (field.kind) {
+    case 'int8':
+      r.int8();
+      return;
     case 'int16':
       r.int16();
       return;
     case 'int32':
       r.int32();
       return;
+    case 'int64':
+      r.skip(8);
+      return;
     case 'uuid': {
       const value = r.uuid();
-      if (field.name === CLIENT_INSTANCE_ID_TAG.name) header.clientInstanceId = value;
+      if (field.name === CLIENT_INSTANCE_ID) header.clientInstanceId = value;
       return;
     }
-    case 'nullableString':
-      if (field.name === CLIENT_ID.name) readClientId(r, header);
+    case 'string':
+      if (field.name === CLIENT_ID) readClientId(r, header);
       else r.string();
       return;
-    case 'taggedFields':
-      readRequestTags(r, field.tags ?? [], header);
+    case 'compactString':
+      r.compactString();
+      return;
+    case 'skip':
       return;
   }
 }
@@ -202,7 +204,7 @@ function readClientId(r: Reader, header: RequestHeader): void {
   }
 }
 
-function readRequestTags(r: Reader, known: readonly HeaderTagSpec[], header: RequestHeader): void {
+function readRequestTags(r: Reader, known: readonly HeaderTag[], header: RequestHeader): void {
   // The tagged-field loop of Reader.taggedFields, written out: no callback made per request.
   let previous = -1;
   let seenTag0 = false;
@@ -220,18 +222,18 @@ function readRequestTags(r: Reader, known: readonly HeaderTagSpec[], header: Req
     if (tag < previous) addProblem(header, 'tags-not-ascending', `tag ${tag} follows tag ${previous}`);
     previous = tag;
     if (tag === 0) seenTag0 = true;
-    let spec: HeaderTagSpec | undefined;
+    let spec: HeaderTag | undefined;
     for (let k = 0; k < known.length; k++) if (known[k]!.tag === tag) spec = known[k];
     if (spec === undefined) {
       if (header.otherTags.length === 0) header.otherTags = [{ tag, size }];
       else if (header.otherTags.length < MAX_KEPT_TAGS) header.otherTags.push({ tag, size } satisfies TaggedFieldRef);
       continue;
     }
-    if (size !== spec.size) {
+    if (spec.size !== 0 && size !== spec.size) {
       addProblem(header, 'tag0-size', `tag ${tag} (${spec.name}) has ${size} bytes, expected ${spec.size}`);
       continue;
     }
-    if (spec.name === CLIENT_INSTANCE_ID_TAG.name) header.clientInstanceId = r.buf.subarray(at, at + size);
+    if (spec.name === CLIENT_INSTANCE_ID) header.clientInstanceId = r.buf.subarray(at, at + size);
   }
 }
 
@@ -242,18 +244,31 @@ function addProblem(header: RequestHeader, code: HeaderProblem['code'], message:
 }
 
 /**
- * Decodes a response header of the given version (see responseHeaderVersion) from buf[start, end), `start`
- * being the first byte after the size prefix. Tagged fields (v1) are skipped. Throws DecodeError when the
- * bytes end before the header does.
+ * Decodes a response header of the given version (see Protocol.responseHeaderVersion) from buf[start, end),
+ * `start` being the first byte after the size prefix. Tagged fields (flexible versions) are skipped.
+ * Throws DecodeError when the bytes end before the header does, or for a version the schemas do not define.
  */
-export function decodeResponseHeader(buf: Uint8Array, start: number, end: number, version: 0 | 1): ResponseHeaderInfo {
-  const layout = RESPONSE_HEADER_LAYOUTS.get(version);
-  if (layout === undefined) throw new DecodeError(`unknown response header version ${version}`, start);
+export function decodeResponseHeader(buf: Uint8Array, start: number, end: number, version: number, p: Protocol = protocol()): ResponseHeaderInfo {
+  const plan = plans(p).response[version];
+  if (plan === undefined) throw new DecodeError(`unknown response header version ${version}`, start);
   const r = scratch.reset(buf, start, end);
-  let correlationId = 0;
-  for (const field of layout) {
-    if (field.kind === 'int32') correlationId = r.int32();
-    else if (field.kind === 'taggedFields') r.taggedFields();
-  }
+  const correlationId = r.int32();
+  for (const f of plan.fields) readRequestField(r, f, DISCARD);
+  if (plan.flexible) r.taggedFields();
   return { correlationId, headerVersion: version, headerLength: r.pos - start };
 }
+
+/** Bytes of a response header of this version when its tagged fields are empty (the usual case). */
+export function responseHeaderBytes(version: number, p: Protocol = protocol()): number {
+  const plan = plans(p).response[version];
+  if (plan === undefined) return 4;
+  let n = 4;
+  for (const f of plan.fields) n += FIXED_SIZE[f.kind] ?? 0;
+  return plan.flexible ? n + 1 : n;
+}
+
+/** A header to read response fields into and forget. */
+const DISCARD: RequestHeader = {
+  apiKey: 0, apiVersion: 0, correlationId: 0, headerVersion: null, clientId: null, clientIdPresent: false,
+  clientInstanceId: null, otherTags: [], headerLength: 0, problems: [],
+};

@@ -5,8 +5,9 @@
  * nothing to follow. Tokens are secrets: they are counted, never decoded or kept.
  */
 import { PLAUSIBLE, type Plausibility } from './framer.js';
+import { API_KEY } from './protocol.js';
 
-const SASL_HANDSHAKE = 17;
+const SASL_HANDSHAKE = API_KEY.SaslHandshake;
 
 export class SaslTokens {
   /** A token exchange is in progress: frames are tokens until the client plainly sends a request. */

@@ -20,7 +20,7 @@ export interface RequestHeader {
   apiKey: number;
   apiVersion: number;
   correlationId: number;
-  /** Request header version used to decode (0, 1 or 2); null when the API key/version is unknown to kcid. */
+  /** Request header version used to decode (from the schemas); null when the API key/version is unknown to kcid. */
   headerVersion: number | null;
   /** ClientId (v1+): null when absent or null on the wire. */
   clientId: string | null;
@@ -37,7 +37,7 @@ export interface RequestHeader {
 
 export interface ResponseHeaderInfo {
   correlationId: number;
-  headerVersion: 0 | 1;
+  headerVersion: number;
   /** Offset of the body from the start of the frame (after the size prefix). */
   headerLength: number;
 }

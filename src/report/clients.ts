@@ -11,10 +11,13 @@ import type { TlsInfo } from '../tls/types.js';
 import { fittedTable } from './table.js';
 import type { Style } from './style.js';
 import { isoMicros } from '../base/time.js';
+import { errorLabel } from '../kafka/protocol.js';
 
 export interface ClientStats {
   instance: InstanceModel;
   errorResponses: number;
+  /** Every non-zero error code the instance's responses carry (top level and per topic, partition, group). */
+  errors: number;
   p50Ms: number | null;
   p99Ms: number | null;
   findings: Record<Severity, number>;
@@ -35,7 +38,7 @@ export function clientStats(report: Report): ClientStats[] {
     const latency = mergeHistograms(instance.connections.map((c) => c.latency));
     const findings = { error: 0, warning: 0, info: 0 };
     for (const f of instanceFindings(report, instance)) findings[f.severity]++;
-    return { instance, errorResponses: instance.errorResponses, p50Ms: percentileMs(latency, 50), p99Ms: percentileMs(latency, 99), findings };
+    return { instance, errorResponses: instance.errorResponses, errors: instance.errors, p50Ms: percentileMs(latency, 50), p99Ms: percentileMs(latency, 99), findings };
   });
 }
 
@@ -63,7 +66,7 @@ export function renderClientsTable(report: Report, style: Style, width = Infinit
       list(i.brokers),
       String(i.connections.length),
       String(i.requests),
-      String(s.errorResponses),
+      String(s.errors),
       ms(s.p50Ms),
       ms(s.p99Ms),
       f.error + f.warning + f.info === 0 ? '-' : [f.error && style.severity('error', plural(f.error, 'error')), f.warning && style.severity('warning', plural(f.warning, 'warning')), f.info && style.severity('info', plural(f.info, 'note'))].filter(Boolean).join('\n'),
@@ -84,6 +87,7 @@ export function renderClientsJson(report: Report): string {
     connections: s.instance.connections.length,
     requests: s.instance.requests,
     errorResponses: s.errorResponses,
+    errors: s.errors,
     latencyP50Ms: s.p50Ms,
     latencyP99Ms: s.p99Ms,
     findings: s.findings,
@@ -113,7 +117,7 @@ export function renderClientDetail(report: Report, inst: InstanceModel, rows: re
     `ClientIds: ${inst.clientIds.map((c) => `"${sanitize(c)}"`).join(', ') || '(null)'}`,
     `Software: ${inst.software.map((x) => sanitize(`${x.name} ${x.version}`)).join(', ') || '-'}`,
     `Hosts: ${inst.clientAddresses.join(', ')}    Brokers: ${inst.brokers.join(', ')}`,
-    `Requests: ${inst.requests}, responses: ${inst.responses}, error responses: ${s.errorResponses}, latency p50 ${ms(s.p50Ms)} ms, p99 ${ms(s.p99Ms)} ms`,
+    `Requests: ${inst.requests}, responses: ${inst.responses}, error responses: ${s.errorResponses} (${s.errors} error codes), latency p50 ${ms(s.p50Ms)} ms, p99 ${ms(s.p99Ms)} ms`,
     `Seen: ${isoMicros(inst.firstUs)} to ${isoMicros(inst.lastUs)}`,
     '',
     style.bold('Connections'),
@@ -121,7 +125,7 @@ export function renderClientDetail(report: Report, inst: InstanceModel, rows: re
   const multi = report.inputs.length > 1;
   const conns = new Table({ head: ['Client', 'Broker', 'First frame', 'Start seen', 'Requests', 'Responses', 'Errors', 'Gaps'].map((h) => style.bold(h)), style: { head: [], border: [], compact: true } });
   for (const c of inst.connections) {
-    conns.push([c.client, c.broker, multi ? `${c.input + 1}:${c.firstFrame}` : String(c.firstFrame), c.startSeen ? 'yes' : 'no', String(c.requests), String(c.responses), String(c.errorResponses), String(c.gaps)]);
+    conns.push([c.client, c.broker, multi ? `${c.input + 1}:${c.firstFrame}` : String(c.firstFrame), c.startSeen ? 'yes' : 'no', String(c.requests), String(c.responses), String(c.errors ?? c.errorResponses), String(c.gaps)]);
   }
   lines.push(conns.toString());
   const overTls = inst.connections.filter((c) => c.tls !== undefined);
@@ -136,7 +140,7 @@ export function renderClientDetail(report: Report, inst: InstanceModel, rows: re
   lines.push('', style.bold('Timeline'));
   const tl = new Table({ head: ['Time', 'Frame', 'Broker', 'API', 'Corr', 'Response', 'Error', 'ms'].map((h) => style.bold(h)), style: { head: [], border: [], compact: true } });
   for (const r of rows) {
-    tl.push([r.time.slice(11, 26), multi ? `${r.input + 1}:${r.frame}` : String(r.frame), r.broker, `${r.apiName} v${r.apiVersion}`, String(r.correlationId), r.responseFrame === null ? '-' : String(r.responseFrame), r.errorCode === null ? '-' : String(r.errorCode), r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)]);
+    tl.push([r.time.slice(11, 26), multi ? `${r.input + 1}:${r.frame}` : String(r.frame), r.broker, `${r.apiName} v${r.apiVersion}`, String(r.correlationId), r.responseFrame === null ? '-' : String(r.responseFrame), r.errorCode === null ? '-' : errorLabel(r.errorCode), r.latencyMs === null ? '-' : r.latencyMs.toFixed(3)]);
   }
   lines.push(rows.length === 0 ? 'No requests.' : tl.toString());
   if (truncated) lines.push(style.dim('(timeline cut at its first requests; narrow it with --since/--until or --broker)'));

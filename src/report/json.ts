@@ -1,7 +1,9 @@
 /** `kcid analyze --format json`: one document, keys in a fixed order, stable for CI. */
 import type { Report } from '../analysis/report.js';
+import { telemetryJson } from './telemetry-json.js';
+import { connectionOwner } from '../analysis/owner.js';
 import type { ConnectionSummary, Finding } from '../analysis/types.js';
-import { apiName } from '../kafka/apis.js';
+import { apiName } from '../kafka/protocol.js';
 import { jsonString, JsonList, safeJson, writeJson } from '../base/json-text.js';
 import type { TlsInfo } from '../tls/types.js';
 import { isoMicros } from '../base/time.js';
@@ -32,7 +34,7 @@ function connectionJson(c: ConnectionSummary): Record<string, unknown> {
   return {
     client: c.client,
     broker: c.broker,
-    clientInstanceId: c.headerInstanceIds[0] ?? c.telemetryInstanceId,
+    clientInstanceId: connectionOwner(c.headerInstanceIds, c.telemetryInstanceId).id,
     startSeen: c.startSeen,
     requests: c.requests,
     gaps: c.gaps,
@@ -65,7 +67,7 @@ function connectionText(c: ConnectionSummary, nl: string): string {
   const i = `${nl}  `;
   return (
     `{${i}"client": ${jsonString(c.client)},${i}"broker": ${jsonString(c.broker)},` +
-    `${i}"clientInstanceId": ${jsonString(c.headerInstanceIds[0] ?? c.telemetryInstanceId)},` +
+    `${i}"clientInstanceId": ${jsonString(connectionOwner(c.headerInstanceIds, c.telemetryInstanceId).id)},` +
     `${i}"startSeen": ${c.startSeen},${i}"requests": ${c.requests},${i}"gaps": ${c.gaps},${i}"input": ${c.input}` +
     `${c.tls === undefined ? '' : `,${i}"tls": ${safeJson(tlsJson(c.tls), 2).split('\n').join(i)}`}${nl}}`
   );
@@ -107,6 +109,8 @@ export function reportJson(report: Report): Record<string, unknown> {
     })),
     connections: new JsonList(report.connections, connectionJson, connectionText),
     findings: new JsonList(report.findings, findingJson),
+    // KIP-714 conversations, when telemetry was asked for (analyze --telemetry): see telemetry-json.ts.
+    ...(report.telemetry.length > 0 ? { telemetry: telemetryJson(report.telemetry) } : {}),
   };
 }
 

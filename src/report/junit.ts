@@ -20,7 +20,7 @@
 import type { Report } from '../analysis/report.js';
 import { RULES } from '../analysis/rules/index.js';
 import type { Finding, Severity } from '../analysis/types.js';
-import { apiLabel } from '../kafka/messages.js';
+import { apiLabel } from '../kafka/protocol.js';
 import { sanitize } from '../base/sanitize.js';
 import { summaryLine } from './table.js';
 

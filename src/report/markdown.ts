@@ -12,7 +12,7 @@
  */
 import { reachesThreshold, type Report } from '../analysis/report.js';
 import type { Finding, Severity } from '../analysis/types.js';
-import { apiLabel } from '../kafka/messages.js';
+import { apiLabel } from '../kafka/protocol.js';
 import { sanitize } from '../base/sanitize.js';
 import { summaryLine } from './table.js';
 

@@ -7,10 +7,13 @@
  */
 import type { RequestObserver } from '../analysis/analyzer.js';
 import type { ConnState } from '../analysis/connection-state.js';
+import { requestOwner } from '../analysis/owner.js';
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
-import { apiName } from '../kafka/apis.js';
+import { apiName, errorLabel } from '../kafka/protocol.js';
+import { bodyJson } from '../kafka/secrets.js';
+import { errorSummary, requestSummary } from '../kafka/summary.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
-import { safeJson } from '../base/json-text.js';
+import { safeJson, terminalSafe } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { toMicros, isoMicros } from '../base/time.js';
 
@@ -32,6 +35,21 @@ export interface RequestRow {
   latencyMs: number | null;
   /** Which input the frame numbers refer to (0-based). */
   input: number;
+  /**
+   * With --bodies: the decoded bodies as Kafka's JSON converters write them (JSON text, secrets hidden),
+   * null when there is none (no response, or a body that did not parse); a short summary for tables.
+   */
+  bodies?: RowBodies;
+}
+
+export interface RowBodies {
+  request: string;
+  response: string;
+  /** False when a frame was larger than --max-body-bytes (or cut by the capture) and decoded as far as kept. */
+  requestComplete: boolean;
+  responseComplete: boolean;
+  summary: string;
+  errors: string;
 }
 
 const MAX_WAITING = 50_000;
@@ -73,6 +91,8 @@ export class RequestRows implements RequestObserver {
   constructor(
     private readonly input: number,
     private readonly emit: (row: RequestRow, s: ConnState, us: number) => void,
+    /** --bodies: each row carries its decoded request and response. */
+    private readonly bodies = false,
   ) {}
 
   /** Set by a command that needs the capture's start time (filters with offsets). */
@@ -99,6 +119,7 @@ export class RequestRows implements RequestObserver {
         errorCode: null,
         latencyMs: null,
         input: this.input,
+        ...(this.bodies ? { bodies: requestBodies(r) } : {}),
       },
       request: r,
       state: s,
@@ -117,6 +138,12 @@ export class RequestRows implements RequestObserver {
     p.row.responseFrame = r.frame;
     p.row.errorCode = r.errorCode;
     p.row.latencyMs = Math.round(toMicros(r.tsSec, r.tsNsec) - p.us) / 1000;
+    if (p.row.bodies !== undefined) {
+      const h = r.request.header;
+      p.row.bodies.response = r.body === null ? 'null' : bodyJson('response', h.apiKey, h.apiVersion, r.body);
+      p.row.bodies.responseComplete = r.complete && r.bodyComplete;
+      p.row.bodies.errors = errorSummary(r.errorCodes);
+    }
     p.ready = true;
     this.drain(p.us);
   }
@@ -151,16 +178,37 @@ export class RequestRows implements RequestObserver {
 
   private write(p: Pending): void {
     if (!p.ready) take(p.state, p.request); // written before its answer (too many waiting, or too long)
-    // Requests with a v1 header belong to the connection's ID (KIP-1313's connection context).
-    const v1 = p.row.headerVersion !== null && p.row.headerVersion < 2;
-    if (v1 && p.row.clientInstanceId === null && p.state.connectionId !== null) p.row.clientInstanceId = uuidToBase64(p.state.connectionId);
+    // A request whose header carries no ID belongs to the connection's (KIP-1313's connection context).
+    if (p.row.clientInstanceId === null) {
+      const owner = requestOwner(p.request.header.clientInstanceId, p.state.connectionId);
+      if (owner !== null) p.row.clientInstanceId = uuidToBase64(owner);
+    }
     this.emit(p.row, p.state, p.us);
   }
 }
 
-/** One JSON object per line, keys in a fixed order. */
+function requestBodies(r: KafkaRequest): RowBodies {
+  const h = r.header;
+  return {
+    request: r.body === null ? 'null' : bodyJson('request', h.apiKey, h.apiVersion, r.body),
+    response: 'null',
+    requestComplete: r.complete && r.bodyComplete,
+    responseComplete: true,
+    summary: requestSummary(h.apiKey, h.apiVersion, r.body),
+    errors: '',
+  };
+}
+
+/**
+ * One JSON object per line, keys in a fixed order. With --bodies, `request` and `response` follow
+ * (Kafka's JSON converter form), and `truncated` lists the bodies decoded only as far as kcid kept.
+ */
 export function requestNdjson(row: RequestRow): string {
-  return `${safeJson(row)}\n`;
+  const { bodies, ...plain } = row;
+  const text = safeJson(plain);
+  if (bodies === undefined) return `${text}\n`;
+  const truncated = [...(bodies.requestComplete ? [] : ['request']), ...(bodies.responseComplete ? [] : ['response'])];
+  return `${text.slice(0, -1)},"request":${terminalSafe(bodies.request)},"response":${terminalSafe(bodies.response)},"truncated":${JSON.stringify(truncated)}}\n`;
 }
 
 const COLUMNS: [title: string, width: number][] = [
@@ -173,7 +221,7 @@ const COLUMNS: [title: string, width: number][] = [
   ['ClientId', 24],
   ['Client instance ID', 22],
   ['Resp', 7],
-  ['Err', 4],
+  ['Err', 28],
   ['ms', 9],
 ];
 
@@ -204,7 +252,13 @@ export function requestTableRow(row: RequestRow, multipleInputs: boolean): strin
     row.clientId === null ? '(null)' : sanitize(row.clientId),
     row.clientInstanceId ?? '-',
     row.responseFrame === null ? '-' : String(row.responseFrame),
-    row.errorCode === null ? '-' : String(row.errorCode),
+    row.errorCode === null ? '-' : errorLabel(row.errorCode),
     row.latencyMs === null ? '-' : row.latencyMs.toFixed(3),
-  ])}\n`;
+  ])}${row.bodies === undefined ? '' : bodiesCell(row.bodies)}\n`;
+}
+
+/** --bodies in table form: the request's topics, partitions, group and member, then its response's errors. */
+function bodiesCell(b: RowBodies): string {
+  const text = [b.summary, b.errors].filter((t) => t !== '').join('; ');
+  return text === '' ? '' : `  ${sanitize(text)}`;
 }

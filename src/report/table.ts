@@ -2,7 +2,7 @@
 import Table from 'cli-table3';
 import type { Report } from '../analysis/report.js';
 import type { Finding } from '../analysis/types.js';
-import { apiLabel } from '../kafka/messages.js';
+import { apiLabel } from '../kafka/protocol.js';
 import { sanitize } from '../base/sanitize.js';
 import type { Style } from './style.js';
 import { isoMicros } from '../base/time.js';

@@ -2,7 +2,7 @@
  * Test-side Kafka ENCODERS, written from the protocol guide and the message schemas (not by inverting
  * kcid's decoders), so that every byte of a test frame is explained by the call that built it.
  */
-import { requestHeaderVersion } from '../../src/kafka/headers.js';
+import { protocol } from '../../src/kafka/protocol.js';
 
 // ---- primitives ------------------------------------------------------------------------------------
 
@@ -127,7 +127,7 @@ export interface RequestFrameOptions {
   /** Header v1+. Default 'kcid-test'. */
   clientId?: string | null;
   /** Default: the version Kafka uses for this API key and version. */
-  headerVersion?: 0 | 1 | 2;
+  headerVersion?: number;
   /** Header v2: tag 0 (KIP-1313), written first. */
   clientInstanceId?: Uint8Array | null;
   /** Header v2: more tags written as given after tag 0 (any order, size or repetition, for malformed cases). */
@@ -139,7 +139,7 @@ export interface RequestFrameOptions {
 
 /** The request header alone (RequestHeader.json, plus tag 0 of KIP-1313). */
 export function requestHeader(o: RequestFrameOptions): Uint8Array {
-  const version = o.headerVersion ?? requestHeaderVersion(o.apiKey, o.apiVersion);
+  const version = o.headerVersion ?? protocol().requestHeaderVersion(o.apiKey, o.apiVersion);
   if (version === null) throw new Error(`no default header version for key ${o.apiKey} v${o.apiVersion}`);
   const parts = [int16(o.apiKey), int16(o.apiVersion), int32(o.correlationId)];
   // ClientId keeps the int16 length even in the flexible v2 header.
@@ -158,7 +158,7 @@ export function requestFrame(o: RequestFrameOptions): Uint8Array {
 
 export interface ResponseFrameOptions {
   correlationId: number;
-  headerVersion: 0 | 1;
+  headerVersion: number;
   /** Header v1 only. */
   tags?: RawTag[];
   body?: Uint8Array;

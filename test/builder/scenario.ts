@@ -4,7 +4,7 @@
  * explained; this file only sequences them. Frames are kept in the order the test makes them and
  * stamped from one clock, 100 µs apart.
  */
-import { responseHeaderVersion } from '../../src/kafka/headers.js';
+import { protocol } from '../../src/kafka/protocol.js';
 import { LinkType } from '../../src/capture/types.js';
 import { pcapFile, pcapngFile, tmpFile } from './capture.js';
 import { requestFrame, responseFrame, type RawTag } from './kafka.js';
@@ -69,7 +69,7 @@ export class KafkaConn {
     const req = this.pending.get(correlationId);
     if (req === undefined) throw new Error(`no request ${correlationId} to answer`);
     this.pending.delete(correlationId);
-    const headerVersion = responseHeaderVersion(req.apiKey, req.apiVersion) ?? 0;
+    const headerVersion = protocol().responseHeaderVersion(req.apiKey, req.apiVersion) ?? 0;
     this.scenario.add(this.tcp.serverSends(responseFrame({ correlationId, headerVersion, body })));
   }
 

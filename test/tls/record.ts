@@ -12,7 +12,7 @@ import tls from 'node:tls';
 import { tmpDir } from '../builder/capture.js';
 import { int16, requestFrame, responseFrame, type RequestFrameOptions } from '../builder/kafka.js';
 import { Scenario } from '../builder/scenario.js';
-import { responseHeaderVersion } from '../../src/kafka/headers.js';
+import { protocol } from '../../src/kafka/protocol.js';
 
 export interface Chunk {
   fromClient: boolean;
@@ -76,7 +76,7 @@ export function responseTo(request: Buffer): Buffer {
   const apiKey = request.readInt16BE(4);
   const apiVersion = request.readInt16BE(6);
   const correlationId = request.readInt32BE(8);
-  return Buffer.from(responseFrame({ correlationId, headerVersion: responseHeaderVersion(apiKey, apiVersion) ?? 0, body: int16(0) }));
+  return Buffer.from(responseFrame({ correlationId, headerVersion: protocol().responseHeaderVersion(apiKey, apiVersion) ?? 0, body: int16(0) }));
 }
 
 export async function recordTls(o: RecordOptions): Promise<TlsRecording> {

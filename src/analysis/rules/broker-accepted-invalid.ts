@@ -1,15 +1,14 @@
-import { API } from '../../kafka/messages.js';
+import { API_KEY, protocol } from '../../kafka/protocol.js';
 import { isZeroBodyWithHeader } from './telemetry-zero-id-with-header.js';
 import { bodyIdMismatch } from './telemetry-id-mismatch.js';
 import type { ConnectionRule } from './rule.js';
 
-/** Kafka's INVALID_REQUEST error code. */
-const INVALID_REQUEST = 42;
 
 export const brokerAcceptedInvalid: ConnectionRule = {
   kind: 'connection',
   id: 'broker-accepted-invalid',
   severity: 'error',
+  revision: 'both',
   summary: 'The broker answered an invalid GetTelemetrySubscriptions v0 with error code 0 instead of INVALID_REQUEST (42).',
   explanation:
     'Under KIP-1313 a GetTelemetrySubscriptions v0 request whose header carries a ClientInstanceId must carry ' +
@@ -21,14 +20,14 @@ export const brokerAcceptedInvalid: ConnectionRule = {
     'request.ClientInstanceId = 0 (or ≠ UUID-H): "response.ErrorCode = INVALID_REQUEST. This is not allowed."',
   onResponse(_s, r, report) {
     const q = r.request;
-    if (q === null || q.header.apiKey !== API.GetTelemetrySubscriptions || q.header.apiVersion !== 0 || r.errorCode !== 0) return;
+    if (q === null || q.header.apiKey !== API_KEY.GetTelemetrySubscriptions || r.errorCode !== 0) return;
     const why = isZeroBodyWithHeader(q)
       ? 'a zero body ClientInstanceId with a header ID'
       : bodyIdMismatch(q) !== null
         ? 'a body ClientInstanceId that differs from the header ID'
         : null;
     if (why !== null) {
-      report({ message: `broker answered GetTelemetrySubscriptions v0 with ${why} (frame ${q.frame}) with error code 0, not INVALID_REQUEST (${INVALID_REQUEST})` });
+      report({ message: `broker answered GetTelemetrySubscriptions v0 with ${why} (frame ${q.frame}) with error code 0, not ${protocol().errorLabel(protocol().errorCode('INVALID_REQUEST') ?? -1)}` });
     }
   },
 };

@@ -1,4 +1,5 @@
-import { API } from '../../kafka/messages.js';
+import { API_KEY } from '../../kafka/protocol.js';
+import { uuid } from '../../kafka/fields.js';
 import { isZeroUuid, uuidToBase64 } from '../../kafka/uuid.js';
 import type { ConnectionRule } from './rule.js';
 
@@ -6,6 +7,7 @@ export const brokerAssignedInstanceId: ConnectionRule = {
   kind: 'connection',
   id: 'broker-assigned-instance-id',
   severity: 'error',
+  revision: 'both',
   summary: 'A GetTelemetrySubscriptions v0 response assigns a non-zero ClientInstanceId although the request header carried one.',
   explanation:
     'In KIP-714 the broker generates the client instance ID in its first GetTelemetrySubscriptions response. ' +
@@ -18,11 +20,10 @@ export const brokerAssignedInstanceId: ConnectionRule = {
     'instance ID for telemetry."',
   onResponse(_s, r, report) {
     const q = r.request;
-    const b = r.body;
-    if (q === null || q.header.apiKey !== API.GetTelemetrySubscriptions || q.header.apiVersion !== 0) return;
-    if (q.header.clientInstanceId === null || b === null || b.kind !== 'GetTelemetrySubscriptions') return;
-    const assigned = b.clientInstanceId;
-    if (assigned !== null && !isZeroUuid(assigned)) {
+    // The response versions whose body has a ClientInstanceId (v0; KIP-1313's v1 has none).
+    if (q === null || q.header.apiKey !== API_KEY.GetTelemetrySubscriptions || q.header.clientInstanceId === null) return;
+    const assigned = uuid(r.body, 'ClientInstanceId');
+    if (assigned != null && !isZeroUuid(assigned)) {
       report({ message: `broker assigned ClientInstanceId ${uuidToBase64(assigned)} although the request header carried ${uuidToBase64(q.header.clientInstanceId)}` });
     }
   },

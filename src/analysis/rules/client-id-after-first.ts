@@ -1,7 +1,6 @@
 import type { KafkaRequest } from '../../kafka/events.js';
-import { API } from '../../kafka/messages.js';
 import { quoted } from '../../base/sanitize.js';
-import { MAX_DEFERRED, type ConnState } from '../connection-state.js';
+import { isFirstRequest, MAX_DEFERRED } from '../connection-state.js';
 import type { ConnectionRule, RuleHit } from './rule.js';
 
 function hit(r: KafkaRequest): RuleHit {
@@ -11,15 +10,11 @@ function hit(r: KafkaRequest): RuleHit {
   };
 }
 
-/** The first request of a connection, or an ApiVersions retried after UNSUPPORTED_VERSION (KIP-511). */
-function countsAsFirst(s: ConnState, r: KafkaRequest): boolean {
-  return s.requests === 0 || (r.header.apiKey === API.ApiVersions && s.apiVersionsRetryAllowed);
-}
-
 export const clientIdAfterFirst: ConnectionRule = {
   kind: 'connection',
   id: 'client-id-after-first',
   severity: 'error',
+  revision: 'both',
   summary: 'A KIP-1313 client sends a non-null ClientId on a request other than the first of a connection.',
   explanation:
     'KIP-1313 has clients send ClientId only on the first request of each connection and null on every ' +
@@ -39,7 +34,7 @@ export const clientIdAfterFirst: ConnectionRule = {
       for (const held of s.deferredClientIds) report(hit(held));
       s.deferredClientIds = [];
     }
-    if (countsAsFirst(s, r) || r.header.clientId === null) return;
+    if (isFirstRequest(s, r) || r.header.clientId === null) return;
     if (sendsTag0) report(hit(r));
     else if (s.deferredClientIds.length === 0) s.deferredClientIds = [r];
     else if (s.deferredClientIds.length < MAX_DEFERRED) s.deferredClientIds.push(r);

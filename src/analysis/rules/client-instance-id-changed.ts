@@ -5,6 +5,7 @@ export const clientInstanceIdChanged: ConnectionRule = {
   kind: 'connection',
   id: 'client-instance-id-changed',
   severity: 'error',
+  revision: 'both',
   summary: 'On one connection, a request header ClientInstanceId differs from the one sent before it.',
   explanation:
     'A client instance generates one client instance ID for its whole life and sends it on every request ' +

@@ -1,9 +1,11 @@
+import { carriesInstanceIdOnEveryRequest } from '../../kafka/protocol.js';
 import type { ConnectionRule } from './rule.js';
 
 export const clientInstanceIdMissing: ConnectionRule = {
   kind: 'connection',
   id: 'client-instance-id-missing',
   severity: 'error',
+  revision: 'voting',
   summary: 'After sending tag 0 on a connection, the client sends a request header v2 without it.',
   explanation:
     'KIP-1313 puts the client instance ID in tag 0 of request header v2, "so it is present on all RPCs ' +
@@ -16,13 +18,13 @@ export const clientInstanceIdMissing: ConnectionRule = {
     'RPCs which use the v2 request header, which is almost all of the current versions of the RPCs."',
   onRequest(s, r, report) {
     // A tag 0 of the wrong size is malformed-request-header's finding, not a missing ID.
-    if (s.sawTag0 && r.header.headerVersion === 2 && r.header.clientInstanceId === null && !hasTag0SizeProblem(r.header.problems)) {
+    if (s.sawTag0 && carriesInstanceIdOnEveryRequest(r.header.headerVersion) && r.header.clientInstanceId === null && !hasTag0SizeProblem(r.header.problems)) {
       report({ message: 'request header v2 without ClientInstanceId (tag 0) on a connection that sent it before' });
     }
   },
 };
 
-function hasTag0SizeProblem(problems: readonly { code: string }[]): boolean {
+export function hasTag0SizeProblem(problems: readonly { code: string }[]): boolean {
   for (const p of problems) if (p.code === 'tag0-size') return true;
   return false;
 }

@@ -8,10 +8,12 @@ import { instanceIdMultipleClientIds } from './instance-id-multiple-client-ids.j
 import { instanceIdMultipleHosts } from './instance-id-multiple-hosts.js';
 import { malformedRequestHeader } from './malformed-request-header.js';
 import { memberIdMismatch } from './member-id-mismatch.js';
-import type { ConnectionRule, ReportRule, Rule } from './rule.js';
+import type { ConnectionRule, ReportRule, Rule, TelemetryRule } from './rule.js';
 import {
   captureGap,
   captureTruncated,
+  malformedBody,
+  removedApiVersion,
   streamDesync,
   tlsAlert,
   tlsKeylogUnmatched,
@@ -20,16 +22,33 @@ import {
   tlsRecordUnreadable,
   unknownApiKey,
 } from './stream-rules.js';
+import { instanceIdAfterFirst } from './instance-id-after-first.js';
+import { instanceIdMissingOnFirst } from './instance-id-missing-on-first.js';
+import { unknownErrorCode } from './unknown-error-code.js';
 import { telemetryIdMismatch } from './telemetry-id-mismatch.js';
 import { telemetryV1WithoutInstanceId } from './telemetry-v1-without-instance-id.js';
 import { telemetryZeroIdWithHeader } from './telemetry-zero-id-with-header.js';
 import { zeroClientInstanceId } from './zero-client-instance-id.js';
+import { brokerAcceptedEarlyPush } from './broker-accepted-early-push.js';
+import { telemetryCompressionNotAccepted } from './telemetry-compression-not-accepted.js';
+import { telemetryErrorIgnored } from './telemetry-error-ignored.js';
+import { telemetryMetricsNotRequested } from './telemetry-metrics-not-requested.js';
+import { telemetryPayloadInvalid } from './telemetry-payload-invalid.js';
+import { telemetryPayloadNotDecoded } from './telemetry-payload-not-decoded.js';
+import { telemetryPushAfterTerminating } from './telemetry-push-after-terminating.js';
+import { telemetryPushTooSoon } from './telemetry-push-too-soon.js';
+import { telemetryPushWithoutSubscription } from './telemetry-push-without-subscription.js';
+import { telemetrySubscriptionIdMismatch } from './telemetry-subscription-id-mismatch.js';
+import { telemetryTemporalityMismatch } from './telemetry-temporality-mismatch.js';
+import { telemetryTooLarge } from './telemetry-too-large.js';
 
 export const RULES: readonly Rule[] = [
   zeroClientInstanceId,
   clientInstanceIdChanged,
   clientInstanceIdMissing,
   clientIdAfterFirst,
+  instanceIdMissingOnFirst,
+  instanceIdAfterFirst,
   telemetryZeroIdWithHeader,
   telemetryIdMismatch,
   telemetryV1WithoutInstanceId,
@@ -47,11 +66,28 @@ export const RULES: readonly Rule[] = [
   tlsAlert,
   tlsKeylogUnmatched,
   unknownApiKey,
+  removedApiVersion,
+  unknownErrorCode,
+  malformedBody,
   captureTruncated,
+  // KIP-714's conversation, judged when telemetry is asked for (kcid telemetry, analyze --telemetry).
+  telemetryPushWithoutSubscription,
+  telemetrySubscriptionIdMismatch,
+  telemetryPushTooSoon,
+  brokerAcceptedEarlyPush,
+  telemetryCompressionNotAccepted,
+  telemetryTooLarge,
+  telemetryMetricsNotRequested,
+  telemetryTemporalityMismatch,
+  telemetryErrorIgnored,
+  telemetryPushAfterTerminating,
+  telemetryPayloadInvalid,
+  telemetryPayloadNotDecoded,
 ];
 
 export const CONNECTION_RULES: readonly ConnectionRule[] = RULES.filter((r): r is ConnectionRule => r.kind === 'connection');
 export const REPORT_RULES: readonly ReportRule[] = RULES.filter((r): r is ReportRule => r.kind === 'report');
+export const TELEMETRY_RULES: readonly TelemetryRule[] = RULES.filter((r): r is TelemetryRule => r.kind === 'telemetry');
 
 const BY_ID = new Map<string, Rule>(RULES.map((r) => [r.id, r]));
 

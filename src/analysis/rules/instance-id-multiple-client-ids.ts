@@ -6,6 +6,7 @@ export const instanceIdMultipleClientIds: ReportRule = {
   kind: 'report',
   id: 'instance-id-multiple-client-ids',
   severity: 'warning',
+  revision: 'both',
   summary: "One client instance ID's connections name different ClientIds.",
   explanation:
     'ClientId is a configuration of the client instance (client.id), fixed when it is constructed, and under ' +

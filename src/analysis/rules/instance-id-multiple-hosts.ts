@@ -5,6 +5,7 @@ export const instanceIdMultipleHosts: ReportRule = {
   kind: 'report',
   id: 'instance-id-multiple-hosts',
   severity: 'warning',
+  revision: 'both',
   summary: 'One client instance ID is seen from two or more client IP addresses.',
   explanation:
     'A client instance ID identifies one instance of a client: one Producer, Consumer or Admin object in one ' +

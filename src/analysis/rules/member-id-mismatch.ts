@@ -1,29 +1,46 @@
-import { API } from '../../kafka/messages.js';
+import { API_KEY } from '../../kafka/protocol.js';
+import { str } from '../../kafka/fields.js';
 import { uuidToBase64 } from '../../kafka/uuid.js';
 import { quoted } from '../../base/sanitize.js';
+import { requestOwner } from '../owner.js';
 import type { ConnectionRule } from './rule.js';
+
+/**
+ * The heartbeats of the group protocols whose member ID the client chooses, each read by its own
+ * schema's MemberId field: KIP-848 consumer groups (since KIP-1082), KIP-932 share groups, KIP-1071
+ * streams groups.
+ */
+const CLIENT_CHOSEN_MEMBER_IDS: ReadonlySet<number> = new Set([
+  API_KEY.ConsumerGroupHeartbeat,
+  API_KEY.ShareGroupHeartbeat,
+  API_KEY.StreamsGroupHeartbeat,
+]);
 
 export const memberIdMismatch: ConnectionRule = {
   kind: 'connection',
   id: 'member-id-mismatch',
   severity: 'warning',
-  summary: "A ConsumerGroupHeartbeat's non-empty MemberId is not the client instance ID in Kafka's base64 form.",
+  revision: 'both',
+  summary:
+    "A ConsumerGroupHeartbeat, ShareGroupHeartbeat or StreamsGroupHeartbeat whose non-empty MemberId is not the client instance ID in Kafka's base64 form.",
   explanation:
-    'Since KIP-1082 the client generates its own KIP-848 member ID, and KIP-1313 asks that it be the client ' +
-    'instance ID, so that a group member, its telemetry and its requests share one identifier. This is a ' +
-    'SHOULD (convention, which the Java client follows), hence a warning. The comparison is with the ID ' +
-    'printed as Kafka prints it (22 characters of URL-safe base64); an empty MemberId (joining) is not judged.',
+    'In the group protocols where the client generates its own member ID (KIP-848 consumer groups since ' +
+    'KIP-1082, KIP-932 share groups, KIP-1071 streams groups), KIP-1313 asks that it be the client instance ' +
+    'ID, so that a group member, its telemetry and its requests share one identifier. This is a SHOULD ' +
+    '(convention, which the Java client follows), hence a warning. The comparison is with the ID printed as ' +
+    'Kafka prints it (22 characters of URL-safe base64), and the ID is the request\'s own or, when its ' +
+    'header carries none, the connection\'s; an empty MemberId (joining) is not judged.',
   spec:
     'KIP-1313: "the client SHOULD use the same UUID in request headers as it uses for the member ID in the ' +
     'group protocols and the client telemetry client instance ID."',
   onRequest(s, r, report) {
-    const b = r.body;
-    if (r.header.apiKey !== API.ConsumerGroupHeartbeat || b === null || b.kind !== 'ConsumerGroupHeartbeat') return;
-    const id = r.header.clientInstanceId ?? s.connectionId;
-    if (id === null || b.memberId === null || b.memberId === '') return;
+    if (!CLIENT_CHOSEN_MEMBER_IDS.has(r.header.apiKey)) return;
+    const memberId = str(r.body, 'MemberId');
+    const id = requestOwner(r.header.clientInstanceId, s.connectionId);
+    if (id === null || memberId == null || memberId === '') return;
     const expected = uuidToBase64(id);
-    if (b.memberId !== expected) {
-      report({ message: `MemberId ${quoted(b.memberId)} is not the client instance ID ${expected}` });
+    if (memberId !== expected) {
+      report({ message: `MemberId ${quoted(memberId)} is not the client instance ID ${expected}` });
     }
   },
 };

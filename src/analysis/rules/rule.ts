@@ -6,7 +6,10 @@
 import type { KafkaRequest, KafkaResponse } from '../../kafka/events.js';
 import type { ConnState } from '../connection-state.js';
 import type { Severity } from '../types.js';
+import type { Kip1313Revision } from '../../kafka/protocol.js';
 import type { InstanceModel } from '../instances.js';
+import type { TelemetryConversation } from '../telemetry-conversations.js';
+import type { TelemetryEvent } from '../types.js';
 
 export interface RuleMeta {
   id: string;
@@ -17,6 +20,12 @@ export interface RuleMeta {
   explanation: string;
   /** The spec text the rule comes from (quoted, with its source). */
   spec: string;
+  /**
+   * For KIP-1313's rules, the revision the rule comes from: the voting one (request header v2, tag 0 on
+   * every request), the accepted one (request header v3, the ID on a connection's first request only),
+   * or both (what the two revisions share). `kcid rules` shows it.
+   */
+  revision?: Kip1313Revision | 'both';
 }
 
 /** What a rule reports; the analyzer fills in connection, time and instance. */
@@ -47,9 +56,21 @@ export interface ReportRule extends RuleMeta {
   check(instance: InstanceModel, report: (hit: InstanceHit) => void): void;
 }
 
+/** A finding about one telemetry request of a KIP-714 conversation. */
+export interface TelemetryHit {
+  message: string;
+  event: TelemetryEvent;
+}
+
+/** Judges one client's KIP-714 conversation across every connection and broker of the merged summary. */
+export interface TelemetryRule extends RuleMeta {
+  kind: 'telemetry';
+  check(c: TelemetryConversation, report: (hit: TelemetryHit) => void): void;
+}
+
 /** Findings produced by the stream layers rather than by a rule's hook (gaps, desync, TLS...). */
 export interface StreamRule extends RuleMeta {
   kind: 'stream';
 }
 
-export type Rule = ConnectionRule | ReportRule | StreamRule;
+export type Rule = ConnectionRule | ReportRule | TelemetryRule | StreamRule;

@@ -108,13 +108,42 @@ export const unknownApiKey: StreamRule = {
   kind: 'stream',
   id: 'unknown-api-key',
   severity: 'info',
-  summary: "A request for an API key or version that kcid's API table does not know.",
+  summary: 'A request for an API key or version that the schemas kcid decodes with do not define.',
   explanation:
-    'kcid decodes request headers by looking up the API key and version in its table (from Kafka\'s message ' +
-    'schemas, with KIP-1313\'s new versions). A key or version it does not know is decoded as far as the ' +
-    'header allows (key, version, correlation ID and ClientId) and noted, since kcid cannot tell whether its ' +
-    'header is v1 or v2 and so cannot read a ClientInstanceId from it.',
+    'kcid decodes request headers by the API key and version, from Kafka\'s message schemas (built in: Kafka ' +
+    'trunk of August 2026, the versions it removed and KIP-1313\'s overlay; or --kafka-specs). A key or ' +
+    'version they do not define is decoded as far as the header allows (key, version, correlation ID and ' +
+    'ClientId) and noted: a version above the schemas of an API that is flexible from some version on is ' +
+    'read with that API\'s newest header (Kafka never makes a flexible API inflexible again), so its tag 0 ' +
+    'is still seen; otherwise kcid cannot tell which header version it has.',
   spec: 'Kafka message schemas (clients/src/main/resources/common/message/*.json): validVersions and flexibleVersions.',
+};
+
+export const removedApiVersion: StreamRule = {
+  kind: 'stream',
+  id: 'removed-api-version',
+  severity: 'info',
+  summary: 'A request version that current Kafka no longer accepts (for example one KIP-896 removed in Kafka 4.0).',
+  explanation:
+    'KIP-896 removed the oldest versions of many APIs in Apache Kafka 4.0 (Produce v0-2, Fetch v0-3, ...), and ' +
+    'later releases removed more. A broker of those releases answers such a request with UNSUPPORTED_VERSION ' +
+    'or closes the connection. kcid still decodes it (its schemas keep the removed layouts) and notes the API, ' +
+    'the version, the release that removed it and the range current Kafka accepts: a client that sends it ' +
+    'is too old for a Kafka 4 cluster.',
+  spec: 'KIP-896: "Remove old client protocol API versions in Kafka 4.0"; Kafka\'s message schemas, validVersions.',
+};
+
+export const malformedBody: StreamRule = {
+  kind: 'stream',
+  id: 'malformed-body',
+  severity: 'warning',
+  summary: 'A request body that does not parse by its schema (a length past the frame, a negative count, a null where none is allowed).',
+  explanation:
+    'kcid decodes the request bodies it reads by Kafka\'s message schemas, bounded by the frame. A body that ' +
+    'does not parse is one the broker rejects too (it closes the connection on a malformed request); the ' +
+    'finding names the exact field path and the problem. Framing is not affected: the frame\'s size still ' +
+    'says where the next request starts.',
+  spec: 'Kafka protocol guide, "Protocol Primitive Types"; KIP-482 (compact and tagged encodings).',
 };
 
 export const captureTruncated: StreamRule = {

@@ -1,16 +1,16 @@
-import { API } from '../../kafka/messages.js';
+import { API_KEY } from '../../kafka/protocol.js';
+import { uuid } from '../../kafka/fields.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../../kafka/uuid.js';
 import type { KafkaRequest } from '../../kafka/events.js';
 import type { ConnectionRule } from './rule.js';
 
-/** A v0 telemetry request whose non-zero body ClientInstanceId differs from its header's. */
+/** A telemetry request whose non-zero body ClientInstanceId (v0: the versions whose body has one) differs from its header's. */
 export function bodyIdMismatch(r: KafkaRequest): { body: Uint8Array; header: Uint8Array } | null {
-  const b = r.body;
   const header = r.header.clientInstanceId;
-  if (b === null || header === null || r.header.apiVersion !== 0) return null;
-  if (b.kind !== 'GetTelemetrySubscriptions' && b.kind !== 'PushTelemetry') return null;
-  const body = b.clientInstanceId;
-  if (body === null || isZeroUuid(body) || uuidEquals(body, header)) return null;
+  const k = r.header.apiKey;
+  if (header === null || (k !== API_KEY.GetTelemetrySubscriptions && k !== API_KEY.PushTelemetry)) return null;
+  const body = uuid(r.body, 'ClientInstanceId');
+  if (body == null || isZeroUuid(body) || uuidEquals(body, header)) return null;
   return { body, header };
 }
 
@@ -18,6 +18,7 @@ export const telemetryIdMismatch: ConnectionRule = {
   kind: 'connection',
   id: 'telemetry-id-mismatch',
   severity: 'error',
+  revision: 'both',
   summary: 'GetTelemetrySubscriptions v0 or PushTelemetry v0 whose body ClientInstanceId differs from the header ID.',
   explanation:
     'KIP-1313 requires the client to use the same UUID in its request headers as its client telemetry ' +
@@ -29,8 +30,6 @@ export const telemetryIdMismatch: ConnectionRule = {
     'ClientInstanceId in the request body, the values must be the same. It is not permitted to use one ' +
     'client instance ID for request headers and a different client instance ID for telemetry."',
   onRequest(_s, r, report) {
-    const k = r.header.apiKey;
-    if (k !== API.GetTelemetrySubscriptions && k !== API.PushTelemetry) return;
     const m = bodyIdMismatch(r);
     if (m !== null) {
       report({ message: `body ClientInstanceId ${uuidToBase64(m.body)} differs from header ClientInstanceId ${uuidToBase64(m.header)}` });

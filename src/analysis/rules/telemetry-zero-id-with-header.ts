@@ -1,25 +1,21 @@
-import { API } from '../../kafka/messages.js';
+import { API_KEY } from '../../kafka/protocol.js';
+import { uuid } from '../../kafka/fields.js';
 import { isZeroUuid } from '../../kafka/uuid.js';
 import type { KafkaRequest } from '../../kafka/events.js';
 import type { ConnectionRule } from './rule.js';
 
-/** GetTelemetrySubscriptions v0 asking the broker for a new ID (zero body ID) while the header carries one. */
+/** GetTelemetrySubscriptions (a version whose body has ClientInstanceId: v0) asking for a new ID (zero body ID) while the header carries one. */
 export function isZeroBodyWithHeader(r: KafkaRequest): boolean {
-  const b = r.body;
-  return (
-    b !== null &&
-    b.kind === 'GetTelemetrySubscriptions' &&
-    r.header.apiVersion === 0 &&
-    b.clientInstanceId !== null &&
-    isZeroUuid(b.clientInstanceId) &&
-    r.header.clientInstanceId !== null
-  );
+  if (r.header.apiKey !== API_KEY.GetTelemetrySubscriptions || r.header.clientInstanceId === null) return false;
+  const body = uuid(r.body, 'ClientInstanceId');
+  return body != null && isZeroUuid(body);
 }
 
 export const telemetryZeroIdWithHeader: ConnectionRule = {
   kind: 'connection',
   id: 'telemetry-zero-id-with-header',
   severity: 'error',
+  revision: 'both',
   summary: 'GetTelemetrySubscriptions v0 with a zero body ClientInstanceId while the header carries an ID.',
   explanation:
     'In KIP-714 a client sends a zero ClientInstanceId in its first GetTelemetrySubscriptions request to ask ' +
@@ -31,7 +27,7 @@ export const telemetryZeroIdWithHeader: ConnectionRule = {
     'it must not send a ClientInstanceId in the request header." (header UUID-H, request 0 → ErrorCode ' +
     'INVALID_REQUEST: "This is not allowed.")',
   onRequest(_s, r, report) {
-    if (r.header.apiKey === API.GetTelemetrySubscriptions && isZeroBodyWithHeader(r)) {
+    if (isZeroBodyWithHeader(r)) {
       report({ message: 'GetTelemetrySubscriptions v0 asks for a new ID (zero body ClientInstanceId) although its header carries one' });
     }
   },

@@ -5,6 +5,7 @@ export const zeroClientInstanceId: ConnectionRule = {
   kind: 'connection',
   id: 'zero-client-instance-id',
   severity: 'error',
+  revision: 'both',
   summary: 'A request header carries the zero UUID as its ClientInstanceId (tag 0).',
   explanation:
     'KIP-1313 has every client generate its client instance ID in its constructor, before its first ' +

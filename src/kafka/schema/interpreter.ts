@@ -53,6 +53,12 @@ export interface DecodeOptions {
   readonly select?: readonly string[];
   /** How `records` fields are given: their size (default) or a summary of the batch headers. */
   readonly records?: 'size' | 'summary';
+  /**
+   * Collect every non-zero int16 ErrorCode field, at any depth, into Decoded.errorCodes, without building
+   * the structs and arrays around it (a selective decode then reads on to the last top-level field that
+   * holds one): what an error count needs, at the cost of skipping, not of building.
+   */
+  readonly tapErrorCodes?: boolean;
 }
 
 export interface Decoded {
@@ -65,6 +71,20 @@ export interface Decoded {
   readonly stoppedAt: string | null;
   /** Complete and unselective: bytes left in the frame after the body (Kafka ignores them). */
   readonly trailing: number;
+  /** With tapErrorCodes: the non-zero ErrorCodes read, in wire order (at most MAX_TAPPED). */
+  readonly errorCodes?: readonly number[];
+}
+
+/** Error codes collected per decode at most (a response may carry one per partition). */
+export const MAX_TAPPED = 4096;
+const NO_CODES: readonly number[] = Object.freeze([]);
+let tapped: number[] = [];
+
+/** Does this field (or a struct below it) have an int16 ErrorCode in this version? */
+function holdsErrorCode(f: FieldSchema, version: number, depth = 0): boolean {
+  if (f.name === 'ErrorCode' && f.primitive === 'int16' && !f.isArray) return true;
+  if (f.struct === null || depth > 32) return false;
+  return f.struct.fields.some((g) => inRange(g.versions, version) && holdsErrorCode(g, version, depth + 1));
 }
 
 /** A malformed body: `path` ("TopicData[0].PartitionData[2].Records") and `problem`. */
@@ -84,7 +104,14 @@ export class BodyError extends Error {
 // The cursor: one per thread (decoding is synchronous and not re-entrant).
 
 let buf: Uint8Array = new Uint8Array(0);
-let dv = new DataView(buf.buffer);
+/** A DataView of `buf` for int64 and float64, made when first needed (frames change buffers often). */
+let dv: DataView | null = null;
+function view(): DataView {
+  return (dv ??= new DataView(buf.buffer, buf.byteOffset, buf.byteLength));
+}
+/** Big-endian int16 and int32 by byte arithmetic: no DataView per buffer. */
+const i16 = (p: number): number => (((buf[p]! << 8) | buf[p + 1]!) << 16) >> 16;
+const i32 = (p: number): number => (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
 let pos = 0;
 /** The bytes available. */
 let avail = 0;
@@ -191,6 +218,8 @@ function selectionOf(paths: readonly string[] | undefined): Selection {
 interface Ctx {
   readonly version: number;
   readonly flexible: boolean;
+  /** tapErrorCodes. */
+  readonly tap: boolean;
 }
 
 const skip = (n: number): Read => () => {
@@ -209,17 +238,26 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
     case 'int8':
       return build ? () => (need(1), (buf[pos++]! << 24) >> 24) : skip(1);
     case 'int16':
-      return build ? () => (need(2), (pos += 2), dv.getInt16(pos - 2)) : skip(2);
+      if (ctx.tap && f.name === 'ErrorCode') {
+        return () => {
+          need(2);
+          const v = i16(pos);
+          pos += 2;
+          if (v !== 0 && tapped.length < MAX_TAPPED) tapped.push(v);
+          return build ? v : undefined;
+        };
+      }
+      return build ? () => (need(2), (pos += 2), i16(pos - 2)) : skip(2);
     case 'uint16':
-      return build ? () => (need(2), (pos += 2), dv.getUint16(pos - 2)) : skip(2);
+      return build ? () => (need(2), (pos += 2), (i16(pos - 2) & 0xffff)) : skip(2);
     case 'int32':
-      return build ? () => (need(4), (pos += 4), dv.getInt32(pos - 4)) : skip(4);
+      return build ? () => (need(4), (pos += 4), i32(pos - 4)) : skip(4);
     case 'uint32':
-      return build ? () => (need(4), (pos += 4), dv.getUint32(pos - 4)) : skip(4);
+      return build ? () => (need(4), (pos += 4), (i32(pos - 4) >>> 0)) : skip(4);
     case 'int64':
-      return build ? () => (need(8), (pos += 8), dv.getBigInt64(pos - 8)) : skip(8);
+      return build ? () => (need(8), (pos += 8), view().getBigInt64(pos - 8)) : skip(8);
     case 'float64':
-      return build ? () => (need(8), (pos += 8), dv.getFloat64(pos - 8)) : skip(8);
+      return build ? () => (need(8), (pos += 8), view().getFloat64(pos - 8)) : skip(8);
     case 'uuid':
       return build
         ? () => {
@@ -246,7 +284,7 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
         if (compact) n = uvarint() - 1;
         else {
           need(2);
-          n = dv.getInt16(pos);
+          n = i16(pos);
           pos += 2;
         }
         if (n < 0) {
@@ -266,7 +304,7 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
         if (compact) n = uvarint() - 1;
         else {
           need(4);
-          n = dv.getInt32(pos);
+          n = i32(pos);
           pos += 4;
         }
         if (n < 0) {
@@ -289,7 +327,7 @@ function arrayCount(compact: boolean, nullable: boolean, name: string, version: 
   if (compact) n = uvarint() - 1;
   else {
     need(4);
-    n = dv.getInt32(pos);
+    n = i32(pos);
     pos += 4;
   }
   if (n < 0) {
@@ -395,6 +433,21 @@ function compileStruct(fields: readonly FieldSchema[], ctx: Ctx, sel: Selection 
     count = keep.lastIndexOf(true) + 1;
     if (!anyTaggedWanted) readTags = false;
     else count = reads.length;
+    if (ctx.tap) {
+      // Read on to the last top-level field that holds an ErrorCode (skipped, but tapped).
+      const plain = fields.filter((f) => inRange(f.versions, ctx.version) && !(ctx.flexible && f.tag !== null && inRange(f.taggedVersions, ctx.version)));
+      for (let i = plain.length - 1; i >= count; i--) {
+        if (holdsErrorCode(plain[i]!, ctx.version)) {
+          count = i + 1;
+          break;
+        }
+      }
+      const taggedCodes = fields.some((f) => ctx.flexible && f.tag !== null && inRange(f.taggedVersions, ctx.version) && holdsErrorCode(f, ctx.version));
+      if (taggedCodes) {
+        readTags = true;
+        count = reads.length;
+      }
+    }
   }
   const keepTags = build && sel.children === null;
   // One constructor per compiled struct: its values share one hidden class (fast properties), and no
@@ -553,14 +606,14 @@ export function compileDecoder(message: MessageSchema, version: number, options:
   if (!vc) versions.set(version, (vc = { byOptions: new WeakMap(), byKey: new Map() }));
   const fast = vc.byOptions.get(options);
   if (fast !== undefined) return fast;
-  const key = `${options.records ?? 'size'}|${options.select ? JSON.stringify(options.select) : '*'}`;
+  const key = `${options.records ?? 'size'}|${options.tapErrorCodes === true}|${options.select ? JSON.stringify(options.select) : '*'}`;
   let d = vc.byKey.get(key);
   if (d === undefined) {
     if (options.select) checkSelection(message, options.select);
     d = null;
     const layout = layoutFor(message, version);
     if (layout) {
-      const ctx: Ctx = { version, flexible: inRange(layout.flexibleVersions, version) };
+      const ctx: Ctx = { version, flexible: inRange(layout.flexibleVersions, version), tap: options.tapErrorCodes === true };
       d = {
         context: context ?? `${message.name.replace(/(Request|Response)$/, '')} v${version} ${message.type}`,
         message,
@@ -584,22 +637,24 @@ export function runDecoder(d: Decoder, bytes: Uint8Array, start: number, end: nu
   if (!(start >= 0 && start <= end && end <= frameEnd && end <= bytes.length)) throw new RangeError(`bad range [${start}, ${end}) / ${frameEnd}`);
   if (bytes !== buf) {
     buf = bytes;
-    dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    dv = null;
   }
   pos = start;
   avail = end;
   limit = frameEnd;
   recordsMode = d.records;
   pending = null;
+  if (tapped.length > 0) tapped = [];
   try {
     const value = d.read() as Struct;
-    return { value, end: pos, complete: true, stoppedAt: null, trailing: d.selective ? 0 : frameEnd - pos };
+    const errorCodes = tapped.length === 0 ? NO_CODES : tapped;
+    return { value, end: pos, complete: true, stoppedAt: null, trailing: d.selective ? 0 : frameEnd - pos, errorCodes };
   } catch (e) {
     if (!(e instanceof Fail)) throw e;
     const path = e.path.join('.').replace(/\.\[/g, '[');
     if (!e.incomplete) throw new BodyError(d.context, path, e.problem, e.offset);
     const value = (pending as Struct | null) ?? (Object.create(null) as Struct);
-    return { value, end: e.offset, complete: false, stoppedAt: path, trailing: 0 };
+    return { value, end: e.offset, complete: false, stoppedAt: path, trailing: 0, errorCodes: tapped.length === 0 ? NO_CODES : tapped };
   } finally {
     pending = null;
   }

@@ -110,3 +110,15 @@ export const KIP1313_OVERLAY: readonly RawMessage[] = [
  * request version that would use header v2 uses header v3 instead (v0/v1 headers are unchanged).
  */
 export const ACCEPTED_REVISION: ReadonlyMap<number, number> = new Map([[2, 3]]);
+
+/**
+ * What each request header version that carries ClientInstanceId promises about it, by the revision
+ * that defined the version: v2 (the voting revision) "so it is present on all RPCs which use the v2
+ * request header": on every request; v3 (the accepted revision) "must specify the client instance ID
+ * and then omit the client instance ID from all subsequent requests on that connection": on the
+ * connection's first request only. The rules judge a request by its header version's promise.
+ */
+export const INSTANCE_ID_PROMISE: ReadonlyMap<number, 'every-request' | 'first-request-only'> = new Map([
+  [2, 'every-request'],
+  [3, 'first-request-only'],
+]);

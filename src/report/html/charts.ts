@@ -6,7 +6,7 @@
  */
 import { bucketUpperUs, percentileMs } from '../../analysis/latency.js';
 import type { Report } from '../../analysis/report.js';
-import { apiName } from '../../kafka/apis.js';
+import { apiName } from '../../kafka/protocol.js';
 import { isoMicros } from '../../base/time.js';
 import { axis, scale, type TimeRange } from './timeline.js';
 import { count, duration, esc, escLines, n2, plural } from './text.js';

@@ -12,8 +12,7 @@
 import { mergeHistograms, percentileMs } from '../../analysis/latency.js';
 import { SEVERITY_RANK, type Report } from '../../analysis/report.js';
 import type { Finding } from '../../analysis/types.js';
-import { API, apiLabel } from '../../kafka/messages.js';
-import { apiName } from '../../kafka/apis.js';
+import { API_KEY as API, apiLabel, apiName } from '../../kafka/protocol.js';
 import { isoMicros } from '../../base/time.js';
 import { summaryLine } from '../table.js';
 import { CSP, SCRIPT, STYLE } from './assets.js';

@@ -8,8 +8,7 @@
 import type { InstanceModel } from '../../analysis/instances.js';
 import type { Report } from '../../analysis/report.js';
 import type { ConnectionSummary, Finding } from '../../analysis/types.js';
-import { apiLabel } from '../../kafka/messages.js';
-import { errorName } from '../../kafka/errors.js';
+import { apiLabel, errorName } from '../../kafka/protocol.js';
 import { isoMicros } from '../../base/time.js';
 import { clip, count, duration, esc, escLines, n2, plural } from './text.js';
 

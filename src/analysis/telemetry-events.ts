@@ -1,0 +1,165 @@
+/**
+ * Collects one capture's KIP-714 telemetry requests as {@link TelemetryEvent}s for the summary:
+ * each GetTelemetrySubscriptions with the subscription its response handed out, and each
+ * PushTelemetry with its blob's size, the broker's answer and (when asked for) the decoded
+ * metrics. The conversation rules (rules/telemetry-*.ts) judge them on the merged summary, so
+ * pushes seen at different brokers are judged together.
+ */
+import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
+import { bool, bytesSize, int, list, uuid } from '../kafka/fields.js';
+import { API_KEY } from '../kafka/protocol.js';
+import { isZeroUuid, uuidToBase64 } from '../kafka/uuid.js';
+import { toMicros } from '../base/time.js';
+import type { readTelemetryPayload } from '../telemetry/index.js';
+import type { ConnState } from './connection-state.js';
+import type { TelemetryEvent, TelemetryPushEvent } from './types.js';
+
+export interface TelemetryDecoding {
+  /**
+   * Telemetry questions were asked: collect the conversation and decode PushTelemetry blobs (the
+   * Kafka stage then keeps their frames whole). Off, the analyzer collects nothing.
+   */
+  decode: boolean;
+  /** The most a blob may decompress to, and the largest PushTelemetry frame kept (--max-telemetry-bytes). */
+  maxBytes: number;
+  /** telemetry/index.ts's decoder, loaded by run.ts only when decode is on (null otherwise). */
+  read: typeof readTelemetryPayload | null;
+}
+
+/** Telemetry requests kept per input (pushes every few seconds per client: a day of a thousand clients); the rest are counted. */
+export const MAX_TELEMETRY_EVENTS = 200_000;
+
+export class TelemetryCollector {
+  readonly events: TelemetryEvent[] = [];
+  /** Events beyond MAX_TELEMETRY_EVENTS: counted, not kept. */
+  dropped = 0;
+  /** Pushes awaiting their answer: decoded at the request, so the blob is not kept meanwhile. */
+  private readonly pending = new Map<KafkaRequest, TelemetryPushEvent>();
+
+  constructor(
+    private readonly input: number,
+    private readonly decoding: TelemetryDecoding,
+  ) {}
+
+  request(s: ConnState, r: KafkaRequest): void {
+    const b = r.body;
+    if (b === null || r.header.apiKey !== API_KEY.PushTelemetry) return;
+    const h = r.header;
+    const bodyId = nonZero(uuid(b, 'ClientInstanceId'));
+    const id = h.clientInstanceId ?? bodyId;
+    const metricsBytes = bytesSize(b, 'Metrics') ?? null;
+    const event: TelemetryPushEvent = {
+      kind: 'push',
+      ...this.base(s, r, id === null ? s.telemetryId : uuidToBase64(id)),
+      subscriptionId: int(b, 'SubscriptionId') ?? 0,
+      terminating: bool(b, 'Terminating') ?? false,
+      compressionType: int(b, 'CompressionType') ?? 0,
+      metricsBytes,
+      payload: null,
+      payloadError: null,
+    };
+    if (this.decoding.read !== null && metricsBytes !== null) this.decode(event, r);
+    this.pending.set(r, event);
+  }
+
+  response(s: ConnState, q: KafkaRequest, r: KafkaResponse): void {
+    if (q.header.apiKey === API_KEY.PushTelemetry) {
+      const event = this.pending.get(q);
+      if (event === undefined) return;
+      this.pending.delete(q);
+      event.responseFrame = r.frame;
+      event.responseUs = toMicros(r.tsSec, r.tsNsec);
+      event.errorCode = r.errorCode;
+      this.keep(event);
+      return;
+    }
+    const b = r.body;
+    if (q.header.apiKey !== API_KEY.GetTelemetrySubscriptions || b === null) return;
+    const bodyId = nonZero(uuid(q.body, 'ClientInstanceId'));
+    const assigned = nonZero(uuid(b, 'ClientInstanceId'));
+    const id = q.header.clientInstanceId ?? bodyId ?? assigned;
+    this.keep({
+      kind: 'subscription',
+      ...this.base(s, q, id === null ? s.telemetryId : uuidToBase64(id)),
+      responseFrame: r.frame,
+      responseUs: toMicros(r.tsSec, r.tsNsec),
+      errorCode: r.errorCode,
+      subscriptionId: int(b, 'SubscriptionId') ?? 0,
+      acceptedCompressionTypes: (list(b, 'AcceptedCompressionTypes') ?? []).filter((v): v is number => typeof v === 'number'),
+      pushIntervalMs: int(b, 'PushIntervalMs') ?? 0,
+      telemetryMaxBytes: int(b, 'TelemetryMaxBytes') ?? 0,
+      deltaTemporality: bool(b, 'DeltaTemporality') ?? false,
+      requestedMetrics: (list(b, 'RequestedMetrics') ?? []).map((m) => (typeof m === 'string' ? m : '')),
+    });
+  }
+
+  /** A push the broker never answered (or the capture missed the answer). */
+  unanswered(q: KafkaRequest): void {
+    const event = this.pending.get(q);
+    if (event === undefined) return;
+    this.pending.delete(q);
+    this.keep(event);
+  }
+
+  /** The events in capture order (they were kept as their answers came). */
+  finish(): TelemetryEvent[] {
+    for (const event of this.pending.values()) this.keep(event);
+    this.pending.clear();
+    return this.events.sort((a, b) => a.frame - b.frame);
+  }
+
+  private keep(event: TelemetryEvent): void {
+    if (this.events.length < MAX_TELEMETRY_EVENTS) this.events.push(event);
+    else this.dropped++;
+  }
+
+  private base(s: ConnState, r: KafkaRequest, instanceId: string | null) {
+    return {
+      input: this.input,
+      connection: s.conn.tcp.id,
+      client: s.client,
+      clientIp: s.conn.client.ip,
+      broker: s.broker,
+      clientId: s.clientIds[0] ?? r.header.clientId ?? null,
+      instanceId,
+      apiVersion: r.header.apiVersion,
+      correlationId: r.header.correlationId,
+      frame: r.frame,
+      timeUs: toMicros(r.tsSec, r.tsNsec),
+      responseFrame: null,
+      responseUs: null,
+      errorCode: null,
+      startSeen: s.conn.startSeen,
+    };
+  }
+
+  private decode(event: TelemetryPushEvent, r: KafkaRequest): void {
+    const blob = r.metricsBlob;
+    if (blob === null) {
+      const why = !r.complete
+        ? 'the capture misses part of the frame'
+        : `the frame (${r.size} bytes) is larger than --max-telemetry-bytes (${this.decoding.maxBytes} bytes)`;
+      event.payloadError = { kind: 'not-kept', message: `metrics not decoded: ${why}` };
+      return;
+    }
+    const result = this.decoding.read!(event.compressionType, blob, this.decoding.maxBytes);
+    if (!result.ok) {
+      event.payloadError = { kind: result.kind, message: result.message };
+      return;
+    }
+    const m = result.metrics;
+    event.payload = {
+      decompressedBytes: result.decompressedBytes,
+      metricCount: m.metricCount,
+      points: m.points,
+      resource: m.resource,
+      scopes: m.scopes,
+      metrics: m.metrics,
+    };
+  }
+}
+
+/** A body's ClientInstanceId when it names an instance: absent (v1), null and the zero UUID do not. */
+function nonZero(id: Uint8Array | null | undefined): Uint8Array | null {
+  return id === undefined || id === null || isZeroUuid(id) ? null : id;
+}

@@ -1,0 +1,33 @@
+/** `kcid telemetry`: the KIP-714 conversations of the captures, their pushes decoded. */
+import { filterReport, parseApis } from '../analysis/filters.js';
+import { analyzeAll } from '../analysis/parallel.js';
+import { buildReport } from '../analysis/report.js';
+import { applyConfig, captureOptions, checkInputs, parseFilters, parseJobs, severities, styleFor, type CommonCliOptions, type GivenOnCli } from './commands.js';
+import { EXIT_CLEAN, type Io } from './io.js';
+import { Out } from './output.js';
+import { Progress } from './progress.js';
+
+export interface TelemetryCliOptions extends CommonCliOptions {
+  format: string;
+  rule?: string[];
+  config?: string;
+  output?: string;
+}
+
+export async function telemetryCommand(captures: string[], o: TelemetryCliOptions, io: Io, given: GivenOnCli): Promise<number> {
+  const config = applyConfig(o, given, io);
+  checkInputs(captures, 'capture');
+  const filters = parseFilters(o);
+  if (o.api !== undefined) parseApis(o.api);
+  const progress = Progress.forStream(io.stderr, o.quiet === true);
+  const opts = { ...captureOptions(o, progress), decodeTelemetry: true };
+  progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
+  const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
+  progress?.done();
+  const report = filterReport(buildReport(summary, { severities: severities(config, o) }), filters);
+  const out = new Out(io.stdout, o.output);
+  const { renderTelemetryJson, renderTelemetryTable } = await import('../report/telemetry.js');
+  out.write(o.format === 'json' ? renderTelemetryJson(report) : renderTelemetryTable(report, await styleFor(out, io)));
+  out.close();
+  return EXIT_CLEAN;
+}
