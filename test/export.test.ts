@@ -89,11 +89,11 @@ describe.each([...FIXTURES, ...PUBLIC])('export of %s, queried by DuckDB', (file
     // Requests join their connection (the same 4-tuple, within its lifetime) to find its instance.
     const got = await rows(`
       select i.instance, i.client_instance_id, i.connections, i.requests,
-             (select coalesce(list(x order by x), []) from (select r.api_name || '=' || count(*) as x
+             coalesce((select list(x order by x) from (select r.api_name || '=' || count(*) as x
                 from ${table(dir, 'requests')} r join ${table(dir, 'connections')} c
                   on r.client_ip = c.client_ip and r.client_port = c.client_port and r.broker_ip = c.broker_ip and r.broker_port = c.broker_port
                  and r.time between c.first_seen and c.last_seen
-               where c.instance = i.instance group by r.api_name)) as apis
+               where c.instance = i.instance group by r.api_name)), []::varchar[]) as apis
         from ${table(dir, 'instances')} i order by i.instance`);
     expect(got).toEqual(
       report.instances.map((x, k) => ({

@@ -13,6 +13,7 @@ import { ActivityCollector } from './activity.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
 import { compareConnections } from './report.js';
 import { makeFinding } from './finding.js';
+import type { RuleMeta } from './rules/rule.js';
 import { captureTruncated, tlsKeylogUnmatched } from './rules/stream-rules.js';
 import type { ConnectionSummary, Finding, InputSummary, TelemetryEvent } from './types.js';
 import { toMicros } from '../base/time.js';
@@ -204,19 +205,7 @@ export async function analyzeInput(
   for (const source of tlsKeys.sources) {
     if (source.skipped > 0) notes.push(`${source.name}: ${count(source.skipped)} lines that are not NSS key log lines were skipped`);
     if (source.matched > 0) continue;
-    keep(
-      makeFinding(tlsKeylogUnmatched, `${source.name}: none of its ${count(source.entries)} TLS secrets matches a TLS connection of this capture`, {
-        frame: null,
-        timeUs: null,
-        client: null,
-        broker: null,
-        apiKey: null,
-        apiVersion: null,
-        correlationId: null,
-        clientInstanceId: null,
-        input: inputIndex,
-      }),
-    );
+    keep(captureFinding(tlsKeylogUnmatched, `${source.name}: none of its ${count(source.entries)} TLS secrets matches a TLS connection of this capture`, null, inputIndex));
   }
   const telemetryEvents = analyzer.telemetry.finish();
   if (analyzer.telemetry.dropped > 0) {
@@ -224,18 +213,7 @@ export async function analyzeInput(
   }
   if (stats.truncatedAtFrame > 0) {
     const message = `the capture ends in the middle of frame ${stats.truncatedAtFrame}; the frames before it were analysed`;
-    const f = makeFinding(captureTruncated, message, {
-      frame: stats.truncatedAtFrame,
-      timeUs: null,
-      client: null,
-      broker: null,
-      apiKey: null,
-      apiVersion: null,
-      correlationId: null,
-      clientInstanceId: null,
-      input: inputIndex,
-    });
-    keep(f);
+    keep(captureFinding(captureTruncated, message, stats.truncatedAtFrame, inputIndex));
   }
   const notListed =
     unlisted.connections > 0 || unlistedFindings.length > 0 ? { notListed: { ...unlisted, findings: unlistedFindings } } : {};
@@ -285,4 +263,19 @@ function newSegment(): TcpSegment {
     window: -1,
     windowScale: -1,
   };
+}
+
+/** A finding about the capture as a whole (no connection, request or time), at `frame` when it has one. */
+function captureFinding(rule: RuleMeta, message: string, frame: number | null, input: number): Finding {
+  return makeFinding(rule, message, {
+    frame,
+    timeUs: null,
+    client: null,
+    broker: null,
+    apiKey: null,
+    apiVersion: null,
+    correlationId: null,
+    clientInstanceId: null,
+    input,
+  });
 }

@@ -9,6 +9,7 @@
  */
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { ByteWriter, ParquetWriter, type ColumnSource, type KeyValue, type SchemaElement } from 'hyparquet-writer';
+import { collectIfGrown } from './collect.js';
 import { ExportError } from './errors.js';
 
 /**
@@ -50,7 +51,8 @@ export interface Table<R> {
  * A row group holds at most this many rows, and about ROW_GROUP_BYTES of values (long ClientIds
  * or messages make fewer rows). Measured on chatty's requests (`kcid requests --format parquet`,
  * peak RSS, 2 cores under load): 65,536 rows 269-391 MB, 32,768 323 MB, 16,384 231-237 MB,
- * 8,192 231 MB; ndjson 140 MB. Groups of 16,384 requests are about 400 KB of Parquet.
+ * 8,192 231 MB; ndjson 140 MB. Groups of 16,384 requests are about 400 KB of Parquet. What bounds
+ * the heap is the collection between groups ({@link collectIfGrown}, src/export/collect.ts).
  */
 export const ROW_GROUP_ROWS = 16_384;
 export const ROW_GROUP_BYTES = 8 * 1024 * 1024;
@@ -258,6 +260,7 @@ export class ParquetTableWriter<R> {
       throw new ExportError(`cannot write ${this.path}: ${describe(e)}`);
     }
     this.written += n;
+    collectIfGrown();
     for (const b of this.buffers) if (Array.isArray(b)) b.length = 0;
     this.rows = 0;
     this.bytes = 0;
