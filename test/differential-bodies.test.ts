@@ -74,13 +74,14 @@ describe.skipIf(!HAVE_TSHARK)('kcid --bodies agrees with tshark on topics, group
     const flaggedResponses = new Set(requests.filter((r) => r.flag !== null || r.malformed).map((r) => r.responseFrame));
     let compared = 0;
     const differences: string[] = [];
-    type Row = { frame: number; responseFrame: number | null; apiKey: number; apiVersion: number; apiName: string; request: unknown; response: unknown; truncated: string[] };
+    type Row = { frame: number; responseFrame: number | null; apiKey: number; apiVersion: number; apiName: string; request: unknown; response: unknown; truncated: string[]; requestCaptured: boolean };
     const rows = stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Row);
     // One frame may carry several PDUs (tshark's fields of a frame are all of them): compare frames that hold one.
     const perFrame = new Map<number, number>();
     for (const r of rows) for (const f of [r.frame, r.responseFrame]) if (f !== null) perFrame.set(f, (perFrame.get(f) ?? 0) + 1);
     for (const row of rows) {
-      if (flagged.has(row.frame) || row.truncated.length > 0 || perFrame.get(row.frame) !== 1) continue;
+      // A response whose request the capture missed has no bodies to compare.
+      if (!row.requestCaptured || flagged.has(row.frame) || row.truncated.length > 0 || perFrame.get(row.frame) !== 1) continue;
       const t = theirs.get(row.frame);
       if (t === undefined) continue;
       const mine: Fields = { topics: [], groups: [], errors: [] };

@@ -15,7 +15,8 @@ async function requests(s: Scenario, extra: string[] = []): Promise<Record<strin
   let stdout = '';
   const io: Io = { stdout: { write: (x: string) => (stdout += x) }, stderr: { write: () => {} }, env: {} };
   await run(['requests', s.file(), '--format', 'ndjson', ...extra], io);
-  return stdout === '' ? [] : stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  // Requests only: responses whose request was not captured are rows too (requestCaptured: false).
+  return stdout === '' ? [] : stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.requestCaptured !== false);
 }
 
 const text = (s: string): Uint8Array => Buffer.from(s, 'utf8');

@@ -138,8 +138,9 @@ describe('a KIP-714 client that follows the conversation', () => {
     );
     const merged = JSON.parse((await runKcid(['merge', ...parts, '--format', 'json'])).stdout) as { findings: { rule: string; input: number; frame: number }[] };
     expect(merged.findings.filter((f) => TELEMETRY_RULE_IDS.has(f.rule)).map((f) => [f.rule, f.input, f.frame])).toEqual([
-      ['broker-accepted-early-push', 1, 4],
-      ['telemetry-push-too-soon', 1, 4],
+      // The second input, numbered from 1 as the tables number it.
+      ['broker-accepted-early-push', 2, 4],
+      ['telemetry-push-too-soon', 2, 4],
     ]);
     // Apart, broker 2 alone sees a push without a subscription.
     const alone = JSON.parse((await runKcid(['merge', parts[1]!, '--format', 'json'])).stdout) as { findings: { rule: string }[] };

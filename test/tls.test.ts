@@ -34,6 +34,8 @@ async function requestRows(file: string, args: string[] = []): Promise<Row[]> {
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown>)
+    // Requests only: a response whose request was lost is a row too (requestCaptured: false).
+    .filter((r) => r.requestCaptured !== false)
     .map((r) => [r.apiKey as number, r.apiVersion as number, r.correlationId as number, r.clientId as string | null, r.responseFrame !== null, r.errorCode as number | null]);
 }
 

@@ -558,8 +558,9 @@ export async function clientsCommand(
   if (o.format === 'json') {
     out.write(`${safeJson({ instance: JSON.parse(renderClientsJson({ ...report, instances: [inst] }))[0], requests: mine.map(requestJson), telemetry: telemetryJson(telemetry) }, 2)}\n`);
   } else {
-    out.write(renderClientDetail(report, inst, mine, truncated, style, clockFor(o, captureStartUs(report), io), out.isTTY ? tableWidth(out) : Infinity));
-    out.write(renderTelemetrySummary(telemetry, style));
+    const width = out.isTTY ? tableWidth(out) : Infinity;
+    out.write(renderClientDetail(report, inst, mine, truncated, style, clockFor(o, captureStartUs(report), io), width));
+    out.write(renderTelemetrySummary(telemetry, style, width));
   }
   out.close();
   return EXIT_CLEAN;

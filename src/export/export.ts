@@ -144,6 +144,8 @@ async function exportOne(file: string, input: number, origin: Origin, folders: s
     const requests = open(REQUESTS, 0);
     const holder: RequestRecord = { row: null as unknown as RequestRow, us: 0, origin, input };
     const rows = new RequestRows(input, (row, s, us) => {
+      // The requests table holds requests: a response whose request was not captured is not one.
+      if (!row.requestCaptured) return;
       if (o.keepRow !== undefined && !o.keepRow(row, s, us)) return;
       holder.row = row;
       holder.us = us;

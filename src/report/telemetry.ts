@@ -3,6 +3,7 @@
  * metrics, interval, the broker's answer) and the metrics it pushed; as tables or JSON. The JSON
  * shape (telemetryJson) is also the `telemetry` member of `kcid analyze --format json`.
  */
+import { wrap } from './wrap.js';
 import Table from 'cli-table3';
 import { intervalMs, metricRollup, telemetryJson } from './telemetry-json.js';
 import type { Report } from '../analysis/report.js';
@@ -144,8 +145,11 @@ export function renderTelemetryTable(report: Report, style: Style): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A few lines for `kcid clients --instance`: the instance's subscriptions and pushes in brief. */
-export function renderTelemetrySummary(conversations: readonly TelemetryConversation[], style: Style): string {
+/**
+ * A few lines for `kcid clients --instance`: the instance's subscriptions and pushes in brief, each
+ * wrapped at spaces to `width` (a terminal's; Infinity into a pipe), its continuation indented.
+ */
+export function renderTelemetrySummary(conversations: readonly TelemetryConversation[], style: Style, width = Infinity): string {
   if (conversations.length === 0) return '';
   const lines = ['', style.bold('Telemetry (KIP-714)')];
   for (const c of conversations) {
@@ -174,5 +178,14 @@ export function renderTelemetrySummary(conversations: readonly TelemetryConversa
       );
     }
   }
-  return `${lines.join('\n')}\n`;
+  return `${lines.map((l) => fitLine(l, width)).join('\n')}\n`;
+}
+
+/** A line wrapped at spaces to `width`, its continuation lines indented two more. */
+function fitLine(line: string, width: number): string {
+  if (line.length <= width) return line;
+  const indent = line.length - line.trimStart().length;
+  return wrap(line.trimStart(), Math.max(20, width - indent - 2))
+    .map((l, i) => ' '.repeat(i === 0 ? indent : indent + 2) + l)
+    .join('\n');
 }
