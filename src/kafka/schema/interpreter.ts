@@ -149,6 +149,18 @@ function needLength(n: number): void {
   }
 }
 
+/**
+ * A length on the wire, the one place each encoding is read (KIP-482): compact, an unsigned varint
+ * of length + 1; classic, an int16 (strings) or an int32 (bytes, records, arrays). -1 is null.
+ */
+function wireLength(compact: boolean, classicBytes: 2 | 4): number {
+  if (compact) return uvarint() - 1;
+  need(classicBytes);
+  const n = classicBytes === 2 ? i16(pos) : i32(pos);
+  pos += classicBytes;
+  return n;
+}
+
 function uvarint(): number {
   let v = 0;
   for (let shift = 0; shift <= 28; shift += 7) {
@@ -280,13 +292,7 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
       };
     case 'string':
       return () => {
-        let n: number;
-        if (compact) n = uvarint() - 1;
-        else {
-          need(2);
-          n = i16(pos);
-          pos += 2;
-        }
+        const n = wireLength(compact, 2);
         if (n < 0) {
           if (n === -1 && nullable) return null;
           return n === -1 ? notNull() : fail(`string length ${n} is negative`);
@@ -300,13 +306,7 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
     case 'records': {
       const records = f.primitive === 'records';
       return () => {
-        let n: number;
-        if (compact) n = uvarint() - 1;
-        else {
-          need(4);
-          n = i32(pos);
-          pos += 4;
-        }
+        const n = wireLength(compact, 4);
         if (n < 0) {
           if (n === -1 && nullable) return null;
           return n === -1 ? notNull() : fail(`length ${n} is negative`);
@@ -323,13 +323,7 @@ function primitiveRead(f: FieldSchema, ctx: Ctx, build: boolean): Read {
 
 /** An array count (Kafka's check: never more elements than bytes left in the frame). */
 function arrayCount(compact: boolean, nullable: boolean, name: string, version: number): number {
-  let n: number;
-  if (compact) n = uvarint() - 1;
-  else {
-    need(4);
-    n = i32(pos);
-    pos += 4;
-  }
+  const n = wireLength(compact, 4);
   if (n < 0) {
     if (n === -1 && nullable) return -1;
     fail(n === -1 ? `null, but ${name} is not nullable in v${version}` : `array count ${n} is negative`);
