@@ -6,18 +6,8 @@
 import type { RuleMeta } from './rules/rule.js';
 import type { Finding } from './types.js';
 
-/** Where a finding points; what is not known is null. */
-export interface FindingAt {
-  frame: number | null;
-  timeUs: number | null;
-  client: string | null;
-  broker: string | null;
-  apiKey: number | null;
-  apiVersion: number | null;
-  correlationId: number | null;
-  clientInstanceId: string | null;
-  input: number;
-}
+/** Where a finding points (every field of a Finding but what its rule and message say); what is not known is null. */
+export type FindingAt = Omit<Finding, 'rule' | 'severity' | 'message'>;
 
 export function makeFinding(rule: RuleMeta, message: string, at: FindingAt): Finding {
   return {
