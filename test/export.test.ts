@@ -54,8 +54,9 @@ interface JsonReport {
   findings: { rule: string; clientInstanceId: string | null; frame: number | null; input: number; message: string }[];
 }
 
+/** The report an export's tables equal: analyze --telemetry, since an export decodes the telemetry (its findings include the KIP-714 rules'). */
 async function jsonReport(files: string[]): Promise<JsonReport> {
-  const r = await kcid(['analyze', ...files, '--format', 'json', '--fail-on', 'none', '--jobs', '1']);
+  const r = await kcid(['analyze', ...files, '--telemetry', '--format', 'json', '--fail-on', 'none', '--jobs', '1']);
   expect(r.code).toBe(0);
   return JSON.parse(r.stdout) as JsonReport;
 }
@@ -271,7 +272,7 @@ describe('kcid export: the layout and bad --to', () => {
     const dir = join(tmpDir(), 'lake');
     expect(await kcid(['export', MIX, '--to', dir])).toEqual({
       code: 0,
-      stdout: `${MIX}: capture=kip1313-mix: 27 requests, 11 connections, 9 instances, 16 findings\n`,
+      stdout: `${MIX}: capture=kip1313-mix: 27 requests, 11 connections, 9 instances, 22 findings, 3 telemetry pushes\n`,
       stderr: '',
     });
   });
@@ -331,7 +332,7 @@ describe('kcid export: the layout and bad --to', () => {
     const dir = join(tmpDir(), 'lake');
     const run = (args: string[]) => spawnSync(process.execPath, ['bin/kcid', 'export', '-', '--to', dir, ...args], { input: readFileSync(MIX) });
     const r = run([]);
-    expect([r.status, r.stdout.toString(), r.stderr.toString()]).toEqual([0, '-: capture=stdin: 27 requests, 11 connections, 9 instances, 16 findings\n', '']);
+    expect([r.status, r.stdout.toString(), r.stderr.toString()]).toEqual([0, '-: capture=stdin: 27 requests, 11 connections, 9 instances, 22 findings, 3 telemetry pushes\n', '']);
     expect(run(['--name', 'broker-1-2026-12-01']).status).toBe(0);
     expect(readdirSync(join(dir, 'requests')).sort()).toEqual(['capture=broker-1-2026-12-01', 'capture=stdin']);
   });
