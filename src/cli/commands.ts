@@ -460,7 +460,7 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
         if (parquet !== null) {
           if (row.requestCaptured) parquet.add(row, us, i);
         } else show(row);
-      }, o.bodies === true);
+      }, o.bodies === true, parquet === null);
       rows.captureStart = (us: number) => {
         startUs = us;
       };

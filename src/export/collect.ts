@@ -48,9 +48,9 @@ function gc(): Gc | null {
 let floor = 0;
 
 /** Called after each row group: collects when the heap is {@link HEAP_BUDGET} above its floor. */
-export function collectIfGrown(): void {
+export function collectIfGrown(budget = HEAP_BUDGET): void {
   const used = process.memoryUsage().heapUsed;
-  if (used < floor + HEAP_BUDGET) return;
+  if (used < floor + budget) return;
   const fn = gc();
   if (fn === null) return;
   fn();

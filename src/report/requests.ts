@@ -105,6 +105,8 @@ export class RequestRows implements RequestObserver {
     private readonly emit: (row: RequestRow, s: ConnState, us: number) => void,
     /** --bodies: each row carries its decoded request and response. */
     private readonly bodies = false,
+    /** Rows carry `time` as text (false: '', for a consumer that reads timeUs only, such as the Parquet export). */
+    private readonly timeText = true,
   ) {}
 
   /** Set by a command that needs the capture's start time (filters with offsets). */
@@ -116,7 +118,7 @@ export class RequestRows implements RequestObserver {
     const p: Pending = {
       row: {
         frame: r.frame,
-        time: isoMicros(us),
+        time: this.timeText ? isoMicros(us) : '',
         client: s.client,
         broker: s.broker,
         apiKey: h.apiKey,
@@ -172,7 +174,7 @@ export class RequestRows implements RequestObserver {
     const us = toMicros(r.tsSec, r.tsNsec);
     const row: RequestRow = {
       frame: r.frame,
-      time: isoMicros(us),
+      time: this.timeText ? isoMicros(us) : '',
       client: s.client,
       broker: s.broker,
       apiKey: null,
