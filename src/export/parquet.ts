@@ -54,8 +54,9 @@ export interface Table<R> {
  * A row group holds at most this many rows, and about ROW_GROUP_BYTES of values (long ClientIds
  * or messages make fewer rows). Measured on chatty's requests (`kcid requests --format parquet`,
  * peak RSS, 2 cores under load): 65,536 rows 269-391 MB, 32,768 323 MB, 16,384 231-237 MB,
- * 8,192 231 MB; ndjson 140 MB. Groups of 16,384 requests are about 400 KB of Parquet. What bounds
- * the heap is the collection between groups ({@link collectIfGrown}, src/export/collect.ts).
+ * 8,192 231 MB; ndjson 140 MB (all before the encoder thread). With the encoder thread, 8,192
+ * rows keep its heap and the group in flight smaller (peak RSS 10-15 MB lower than 16,384). Groups
+ * of 8,192 requests are about 200 KB of Parquet; engines skip groups by their statistics.
  */
 export const ROW_GROUP_ROWS = 8_192;
 export const ROW_GROUP_BYTES = 8 * 1024 * 1024;
