@@ -23,7 +23,7 @@
  * one comparison per request by which the analyzer sees none.
  */
 import { accessSync, constants, existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { buildReport, type Report, type SeveritySetting } from '../analysis/report.js';
 import { mergeResults } from '../analysis/parallel.js';
 import { analyzeInput, type AnalyzeOptions } from '../analysis/run.js';
@@ -55,11 +55,24 @@ export const TABLE_NAMES = ['requests', 'connections', 'instances', 'findings', 
 /** Tables every capture has. */
 const ALWAYS = 4;
 
+/**
+ * mkdir -p, one level at a time: Node 20's recursive mkdirSync loops forever where mkdir answers
+ * ENOENT under a folder that exists (`--to /proc/x`).
+ */
+function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  for (let p = resolve(dir); !existsSync(p); p = dirname(p)) {
+    missing.push(p);
+    if (dirname(p) === p) break;
+  }
+  for (const p of missing.reverse()) mkdirSync(p);
+}
+
 /** Checks (and makes) the --to folder: one clear line if it cannot be used. */
 export function prepareExportDir(dir: string): void {
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new ExportError(`--to ${dir}: is a file, not a folder`);
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
@@ -68,7 +81,9 @@ export function prepareExportDir(dir: string): void {
         ? 'not writable'
         : code === 'ENOTDIR' || code === 'EEXIST'
           ? 'a part of the path is a file'
-          : (e as Error).message;
+          : code === 'ENOENT'
+            ? 'no folder can be made there'
+            : (e as Error).message;
     throw new ExportError(`--to ${dir}: ${why}`);
   }
 }
@@ -139,7 +154,7 @@ export async function exportCaptures(files: readonly string[], analyze: AnalyzeO
 async function exportOne(file: string, input: number, origin: Origin, folders: string[], analyze: AnalyzeOptions, o: ExportOptions): Promise<ExportCounts> {
   const makeFolder = (f: string): void => {
     try {
-      mkdirSync(f, { recursive: true });
+      makeDirs(f);
     } catch (e) {
       throw new ExportError(`cannot make ${f}: ${(e as Error).message}`);
     }
