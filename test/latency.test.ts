@@ -2,6 +2,7 @@
  * Latency percentiles: exact while every latency is kept (up to 10,000 per instance and API, within
  * the capture's budget), bucket bounds marked ≈ past that; kept through summary files and merge.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
@@ -181,4 +182,64 @@ describe('kcid clients latency', () => {
     const r = await runKcid(['merge', bad]);
     expect([r.code, r.stderr.trim()]).toEqual([2, `kcid: ${bad}: a connection's 'latencyUs' is not [apiKey, microseconds, ...]`]);
   });
+});
+
+const hasTshark = (() => {
+  try {
+    execFileSync('tshark', ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe.skipIf(!hasTshark)('kept latencies against tshark', () => {
+  // Every answered request of real clients: tshark's response (kafka.request_frame) minus its request's time.
+  // tshark 4.0 pairs no response with its request for the newer Produce, Fetch, ListOffsets and two Metadata of the
+  // confluent-kafka-javascript capture: those are the only ones it lacks.
+  it.each([
+    ['fixtures/ckjs-mock-telemetry.pcap', ['0', '0', '1', '1', '1', '1', '1', '1', '1', '1', '1', '1', '1', '1', '2', '2', '2', '2', '3', '3']],
+    ['fixtures/kcat-mock-consumer-group.pcapng', []],
+    ['fixtures/kafkajs-mock-group.pcap', []],
+  ])('%s: the same [apiKey, µs] as tshark, every one', async (file, notInTshark) => {
+    const dir = tmpDir();
+    const summary = join(dir, 'summary.json');
+    await runKcid(['analyze', file, '--format', 'summary-json', '-o', summary]);
+    const doc = JSON.parse(readFileSync(summary, 'utf8')) as { inputs: { kafkaPorts: number[] }[]; connections: { latencyUs: number[] }[] };
+    const ours = doc.connections.flatMap((c) => Array.from({ length: c.latencyUs.length / 2 }, (_, i) => `${c.latencyUs[2 * i]}:${c.latencyUs[2 * i + 1]}`)).sort();
+    const decodeAs = doc.inputs[0]!.kafkaPorts.flatMap((p) => ['-d', `tcp.port==${p},kafka`]);
+    const fields = execFileSync('tshark', ['-r', file, ...decodeAs, '-T', 'fields', '-e', 'frame.number', '-e', 'frame.time_epoch', '-e', 'kafka.request_frame', '-e', 'kafka.api_key'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    // µs as kcid counts them: whole seconds and the nanoseconds cut to microseconds.
+    const micros = (t: string) => Number(t.split('.')[0]) * 1e6 + Math.floor(Number(t.split('.')[1]!.padEnd(9, '0')) / 1000);
+    const timeOf = new Map<string, number>();
+    const theirs: string[] = [];
+    for (const line of fields.trimEnd().split('\n')) {
+      const [frame, time, requestFrame, apiKey] = line.split('\t');
+      timeOf.set(frame!, micros(time!));
+      if (requestFrame) theirs.push(`${apiKey!.split(',')[0]}:${micros(time!) - timeOf.get(requestFrame)!}`);
+    }
+    const missing = [...ours];
+    for (const t of theirs) {
+      const at = missing.indexOf(t);
+      expect(at, `tshark's ${t} is not among kcid's`).toBeGreaterThanOrEqual(0);
+      missing.splice(at, 1);
+    }
+    expect(missing.map((m) => m.split(':')[0]).sort()).toEqual(notInTshark);
+    expect(theirs.length).toBeGreaterThan(20);
+  });
+});
+
+describe('an instance past 10,000 latencies of one API', () => {
+  it('shows bucket bounds marked ≈, and latencyExact false', async () => {
+    // 10,001 ApiVersions on one connection, each answered at once (100 µs: bucket 95, bound 103 µs).
+    const s = new Scenario();
+    const c = s.connect({ client: '10.2.0.21:40000', broker: '10.1.0.11:9092' });
+    const body = apiVersionsRequestBody({ softwareName: 'java', softwareVersion: '4.3.0' });
+    const answer = apiVersionsResponseBody(4, { errorCode: 0, apiKeys: [] });
+    for (let i = 0; i < 10_001; i++) c.respond(c.request({ apiKey: 18, apiVersion: 4, clientId: i === 0 ? 'orders' : null, clientInstanceId: ID_A, body }), answer);
+    const file = s.file('many.pcap');
+    const json = JSON.parse((await runKcid(['clients', file, '--format', 'json'])).stdout) as Record<string, unknown>[];
+    expect(json[0]).toMatchObject({ requests: 10_001, latencyP50Ms: 0.103, latencyP99Ms: 0.103, latencyExact: false });
+    expect((await runKcid(['clients', file])).stdout.split('\n')[2]).toMatch(/│ ≈0\.10 +│ ≈0\.10 +│/);
+  }, 60_000);
 });
