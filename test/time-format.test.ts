@@ -8,6 +8,7 @@ import { Scenario } from './builder/scenario.js';
 import { apiVersionsRequestBody, apiVersionsResponseBody } from './builder/kafka.js';
 import { ID_A, runKcid } from './helpers.js';
 import { makeClock, TIME_FORMATS } from '../src/report/clock.js';
+import { parseTimeBound } from '../src/analysis/filters.js';
 
 /**
  * Two ApiVersions on one connection, starting at 2025-12-01T12:04:05.123456Z (frames 100 µs apart):
@@ -107,5 +108,25 @@ describe.skipIf(!hasTshark)('-t against tshark', () => {
     const ours = (await runKcid(['requests', file, '-t', letter])).stdout.split('\n').slice(1, 3).map((l) => l.trim().split(/ {2,}/).slice(0, 2));
     expect(ours).toEqual(tshark);
     expect(ours).toHaveLength(2);
+  });
+});
+
+describe('--since/--until times', () => {
+  it.each([
+    ['2025-12-01', 1_764_547_200_000_000],
+    ['2025-12-01 00:00:00', 1_764_547_200_000_000],
+    ['2025-12-01T00:00:00', 1_764_547_200_000_000],
+    ['2025-12-01 12:04', 1_764_590_640_000_000],
+    ['2025-12-01T12:04:05.123456Z', 1_764_590_645_123_456],
+    ['2025-12-01 12:04:05.1234567', 1_764_590_645_123_456],
+    ['2025-12-01T13:04:05.5+01:00', 1_764_590_645_500_000],
+    ['2025-12-01 07:04:05-0500', 1_764_590_645_000_000],
+    ['2025-12-01 12:04:05 Z', 1_764_590_645_000_000],
+  ])('%s is %i µs (UTC unless a zone is given)', (text, us) => {
+    expect(parseTimeBound(text, '--since')).toEqual({ absoluteUs: us });
+  });
+
+  it.each(['2025-02-30', '2025-13-01', '2025-12-01 24:00', '2025-12-01T12:60', '2025-12-1', 'yesterday'])('%s is an error', (text) => {
+    expect(() => parseTimeBound(text, '--since')).toThrow(`invalid --since '${text}' (expected a UTC time such as 2026-12-01`);
   });
 });
