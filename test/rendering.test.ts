@@ -1,5 +1,5 @@
 /**
- * Every table fits the terminal: `analyze`, `clients`, `clients --instance`, `rules` rendered at
+ * Every table fits the terminal: `analyze`, `clients`, `clients --instance`, `rules`, `telemetry` rendered at
  * 80, 120 and 200 columns through the table code's width (a fake terminal in-process), compared
  * as exact text with test/golden/render-*.txt (UPDATE_GOLDEN=1 rewrites them: review the diff),
  * and once through a real pseudo-terminal (`script` from util-linux).
@@ -25,6 +25,7 @@ const COMMANDS: [name: string, args: string[]][] = [
   ['clients-mix', ['clients', MIX]],
   ['clients-instance', ['clients', MIX, '--instance', 'xaHn']],
   ['rules', ['rules']],
+  ['telemetry', ['telemetry', TELEMETRY]],
 ];
 
 describe.each(COMMANDS)('%s', (name, args) => {
