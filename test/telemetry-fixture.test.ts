@@ -104,9 +104,9 @@ describe('librdkafka 2.15.1 pushes (ckjs-mock-telemetry.pcap)', () => {
     const lines = table.stdout.split('\n');
     expect(lines[0]).toBe('2 client instances with telemetry, 6 pushes (6 decoded): 0 errors, 0 warnings, 0 notes');
     expect(lines).toContain('Client instance AAAAAAAAASoAAAAAAAAAgQ  kcid-modern-producer  127.0.0.1');
-    // Times follow -t as in every table: dated UTC by default, the time of day with -t a.
-    expect(table.stdout).toContain('│ 165   │ 2026-12-01T02:43:25.280Z │ 127.0.0.1:40797 │ 0     │ zstd  │ 499   │ 2,041        │ 14      │ 14     │ 1,000.723   │ 0     │             │');
-    expect((await runKcid(['telemetry', FIXTURE, '-t', 'a'])).stdout).toContain('│ 165   │ 02:43:25.280 │ 127.0.0.1:40797 │ 0     │ zstd  │ 499   │ 2,041        │ 14      │ 14     │ 1,000.723   │ 0     │             │');
+    // Error codes by name and number, as everywhere; times follow -t as in every table: dated UTC by default, the time of day with -t a.
+    expect(table.stdout).toContain('│ 165   │ 2026-12-01T02:43:25.280Z │ 127.0.0.1:40797 │ 0     │ zstd  │ 499   │ 2,041        │ 14      │ 14     │ 1,000.723   │ NONE (0) │             │');
+    expect((await runKcid(['telemetry', FIXTURE, '-t', 'a'])).stdout).toContain('│ 165   │ 02:43:25.280 │ 127.0.0.1:40797 │ 0     │ zstd  │ 499   │ 2,041        │ 14      │ 14     │ 1,000.723   │ NONE (0) │             │');
     // Several inputs: numbered from 1 as the legend says, frames as input:frame.
     const two = (await runKcid(['telemetry', FIXTURE, 'fixtures/kip1313-mix.pcapng'])).stdout.split('\n');
     expect(two.slice(1, 3)).toEqual([`[1] ${FIXTURE}`, '[2] fixtures/kip1313-mix.pcapng']);

@@ -8,7 +8,7 @@ import { intervalMs, metricRollup, telemetryJson } from './telemetry-json.js';
 import type { Report } from '../analysis/report.js';
 import type { Finding, TelemetrySubscriptionEvent } from '../analysis/types.js';
 import type { TelemetryConversation } from '../analysis/telemetry-conversations.js';
-import { errorName } from '../kafka/protocol.js';
+import { errorLabel } from '../kafka/protocol.js';
 import { compressionName } from '../telemetry/names.js';
 import { sanitize } from '../base/sanitize.js';
 import { isoMicros } from '../base/time.js';
@@ -56,7 +56,8 @@ export function renderTelemetryJson(report: Report): string {
 
 
 const num = (n: number | null): string => (n === null ? '-' : n.toLocaleString('en-US'));
-const err = (code: number | null): string => (code === null ? '-' : code === 0 ? '0' : `${code} ${errorName(code)}`);
+/** An error code by name and number, as every table shows it: UNSUPPORTED_VERSION (35), NONE (0). */
+const err = (code: number | null): string => (code === null ? '-' : errorLabel(code));
 const plural = (n: number, word: string, many = `${word}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
 
 /**
