@@ -48,3 +48,22 @@ describe('README examples', () => {
     expectBlock('From a real run (`kcid requests', `${row.replace(',"request":', ',\n "request":').replace(',"response":', ',\n "response":')}\n`);
   });
 });
+
+describe('README recipes', () => {
+  it('run kcid with npx --no-install outside the checkout: a bare npx kcid would ask the npm registry for someone else\'s package', () => {
+    const readme = readFileSync(README, 'utf8');
+    const blocks = [...readme.matchAll(/\n```[a-z]*\n([\s\S]*?)\n```\n/g)].map((m) => m[1]!);
+    const npx = blocks.flatMap((b) => b.split('\n')).filter((l) => /\bnpx\b/.test(l));
+    // The one bare npx is the checkout's own first command, right after npm install there.
+    expect(npx.filter((l) => !l.includes('npx --no-install kcid'))).toEqual(['npm install && npx kcid analyze fixtures/kip1313-mix.pcapng   # install, build, analyse the bundled capture']);
+    expect(npx.length).toBeGreaterThan(3);
+  });
+
+  it('documents kcid clients --format json with its keys in the order kcid writes them', async () => {
+    const rows = JSON.parse((await runKcid(['clients', 'fixtures/kip1313-mix.pcapng', '--format', 'json'])).stdout) as Record<string, unknown>[];
+    const readme = readFileSync(README, 'utf8');
+    const doc = readme.slice(readme.indexOf('`kcid clients --format json` writes an array'), readme.indexOf('With\n`--instance ID`'));
+    const documented = [...doc.matchAll(/`(\w+)`/g)].map((m) => m[1]!).filter((k) => k in rows[0]!);
+    expect(documented).toEqual(Object.keys(rows[0]!));
+  });
+});
