@@ -37,9 +37,16 @@ describe.each(COMMANDS)('%s', (name, args) => {
 });
 
 describe('through a real pseudo-terminal', () => {
-  it.skipIf(spawnSync('script', ['--version']).status !== 0)('kcid analyze at 80 columns prints what the width parameter gives', () => {
-    const r = spawnSync('script', ['-qc', `stty cols 80 rows 50; exec "${process.execPath}" bin/kcid analyze ${MIX}`, '/dev/null'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-    expect(r.stdout.replace(/\r\n/g, '\n')).toBe(readFileSync(golden('render-analyze.80.txt'), 'utf8'));
+  it.skipIf(spawnSync('script', ['--version']).status !== 0).each([
+    ['analyze', 80],
+    ['clients', 80],
+    ['clients-instance', 120],
+    ['telemetry', 80],
+    ['telemetry', 200],
+  ] as const)('kcid %s at %i columns prints what the width parameter gives', (name, columns) => {
+    const args = COMMANDS.find((c) => c[0] === name)![1].join(' ');
+    const r = spawnSync('script', ['-qc', `stty cols ${columns} rows 50; exec "${process.execPath}" bin/kcid ${args}`, '/dev/null'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    expect(r.stdout.replace(/\r\n/g, '\n')).toBe(readFileSync(golden(`render-${name}.${columns}.txt`), 'utf8'));
   });
 });
 
