@@ -112,6 +112,13 @@ describe('librdkafka 2.15.1 pushes (ckjs-mock-telemetry.pcap)', () => {
     expect(two.slice(1, 3)).toEqual([`[1] ${FIXTURE}`, '[2] fixtures/kip1313-mix.pcapng']);
     expect(two.some((l) => l.startsWith('│ 1:165 '))).toBe(true);
     expect(two.some((l) => /^│ 2:\d+ /.test(l))).toBe(true);
+    // JSON counts the inputs from 1 too, as the legend and every other JSON format do.
+    const twoJson = JSON.parse((await runKcid(['telemetry', FIXTURE, 'fixtures/kip1313-mix.pcapng', '--format', 'json'])).stdout);
+    const producer = twoJson.instances.find((i: { clientId: string }) => i.clientId === 'kcid-modern-producer');
+    expect(producer.pushes[1]).toMatchObject({ input: 1, frame: 165 });
+    expect(producer.subscriptions[0]).toMatchObject({ input: 1 });
+    expect(new Set(twoJson.instances.flatMap((i: { pushes: { input: number }[] }) => i.pushes.map((p) => p.input)))).toEqual(new Set([1, 2]));
+    expect(new Set(twoJson.findings.map((f: { input: number }) => f.input))).toEqual(new Set([2]));
     expect(table.stdout).toContain('│ org.apache.kafka.producer.node.request.latency.avg  │ gauge           │ -           │ 3      │ 9      │ node.id    │');
     expect(table.stdout).toContain('│ org.apache.kafka.consumer.coordinator.rebalance.latency.total │ sum (monotonic) │ delta       │ 3      │ 3      │ -          │');
     const json = await runKcid(['telemetry', FIXTURE, '--format', 'json']);

@@ -48,7 +48,7 @@ export function renderTelemetryJson(report: Report): string {
       client: f.client,
       broker: f.broker,
       clientInstanceId: f.clientInstanceId,
-      input: f.input,
+      input: f.input + 1,
     })),
   };
   return `${safeJson(doc, 2)}\n`;
