@@ -91,7 +91,8 @@ function pushRows(t: TelemetryJson) {
   return t.instances
     .flatMap((c) =>
       c.pushes.map((p) => ({
-        input: p.input,
+        // JSON counts inputs from 1; the tables keep 0-based inputs (as the requests table does).
+        input: p.input - 1,
         frame: String(p.frame),
         time: p.time,
         client: p.client,
@@ -175,7 +176,7 @@ describe('the telemetry tables of a real librdkafka capture', () => {
   it('one row per metric per push, equal to each push metricList and to the rollup of each conversation', async () => {
     const got = await rows(`select input, frame, name, type, temporality, monotonic, points, attributes from ${table(dir, 'telemetry_metrics')}`);
     const want = json.instances
-      .flatMap((c) => c.pushes.flatMap((p) => (p.metricList ?? []).map((m) => ({ input: p.input, frame: String(p.frame), name: m.name, type: m.type, temporality: m.temporality, monotonic: m.monotonic, points: String(m.points), attributes: m.attributes }))))
+      .flatMap((c) => c.pushes.flatMap((p) => (p.metricList ?? []).map((m) => ({ input: p.input - 1, frame: String(p.frame), name: m.name, type: m.type, temporality: m.temporality, monotonic: m.monotonic, points: String(m.points), attributes: m.attributes }))))
       .sort((a, b) => a.input - b.input || Number(a.frame) - Number(b.frame));
     expect(got).toEqual(want);
     expect(got.length).toBe(3 * 19 + 3 * 14);
