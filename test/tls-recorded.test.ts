@@ -148,6 +148,9 @@ describe('kafkajs over TLS, recorded by tcpdump: the committed fixtures', () => 
     sameConnections(legs.tls, legs.plain);
     expect(legs.tlsInfo.every((t) => t.decrypted && t.version === f.version && t.cipher === f.cipher)).toBe(true);
     if (haveTshark) expect(await tsharkRequests(fixture(f.file), f.tlsPorts, f.keys === null ? null : fixture(f.keys))).toEqual(legs.tlsFrames);
+    // Without --port kcid finds both legs itself: Kafka detected in the clear, and inside the decrypted TLS.
+    const found = await kcidLegs(fixture(f.file), f.tlsPorts, f.keys === null ? {} : { keys: fixture(f.keys) });
+    expect([found.tls, found.plain, found.findings]).toEqual([legs.tls, legs.plain, []]);
   });
 });
 

@@ -466,3 +466,97 @@ describe('TLS 1.3: a capture gap over record boundaries', () => {
     expect(report.counts.requests).toBe(0);
   });
 });
+
+/** A made-up TLS 1.3 connection to `broker` whose client sends `plaintext` (sealed) and the server answers `answer`. */
+function madeUpOn(s: Scenario, client: string, broker: string, plaintext: Buffer[], answer: Buffer[] = []): Tls13Session {
+  const tls = new Tls13Session();
+  const conn = s.connect({ client, broker });
+  conn.clientBytes(tls.clientFirst());
+  conn.serverBytes(tls.serverFlight());
+  conn.clientBytes(tls.clientFinished());
+  for (const p of plaintext) conn.clientBytes(tls.client.seal(CONTENT.APPLICATION_DATA, p));
+  for (const a of answer) conn.serverBytes(tls.server.seal(CONTENT.APPLICATION_DATA, a));
+  conn.close();
+  return tls;
+}
+
+const apiVersions = (correlationId: number): Buffer =>
+  Buffer.from(requestFrame({ apiKey: 18, apiVersion: 3, correlationId, clientId: 'detected', body: Buffer.from('0a6b6369642d7465737405302e312e3000', 'hex') }));
+
+describe('TLS on ports found only by detection (not --port)', () => {
+  it('with keys: a TLS connection on any port is decrypted, and Kafka is detected in its plaintext', async () => {
+    const s = new Scenario();
+    const tls = madeUpOn(s, '10.9.0.1:50001', '10.9.0.2:19093', [apiVersions(1), apiVersions(2)], [responseTo(apiVersions(1)), responseTo(apiVersions(2))]);
+    const capture = s.file('detect-tls.pcap');
+    const keys = tmpFile('detect-tls.keys', tls.keylog);
+    expect(await requestRows(capture, ['--tls-keylog', keys])).toEqual([
+      [18, 3, 1, 'detected', true, 0],
+      [18, 3, 2, 'detected', true, 0],
+    ]);
+    const { doc } = await analyzeJson(capture, ['--tls-keylog', keys]);
+    expect(doc.findings).toEqual([]);
+    expect(doc.inputs[0].kafkaPorts).toEqual([19093]);
+    expect(doc.connections.map((c: any) => [c.client, c.broker, c.tls.decrypted, c.tls.sni])).toEqual([['10.9.0.1:50001', '10.9.0.2:19093', true, 'broker1.kafka.test']]);
+    // --no-detect: only --port is Kafka.
+    expect(await requestRows(capture, ['--tls-keylog', keys, '--no-detect'])).toEqual([]);
+  });
+
+  it('with keys, plaintext that is not Kafka (HTTP over TLS) is not a Kafka connection, and says nothing', async () => {
+    const s = new Scenario();
+    const tls = madeUpOn(s, '10.9.0.1:50001', '10.9.0.2:8443', [Buffer.from('GET / HTTP/1.1\r\nHost: example.test\r\n\r\n')], [Buffer.from('HTTP/1.1 200 OK\r\n\r\n')]);
+    const capture = s.file('https.pcap');
+    const keys = tmpFile('https.keys', tls.keylog);
+    const { code, doc } = await analyzeJson(capture, ['--tls-keylog', keys]);
+    expect(code).toBe(0);
+    expect(doc.findings).toEqual([]);
+    expect(doc.connections).toEqual([]);
+  });
+
+  it('without keys on a port where plaintext Kafka was detected before the handshake: the handshake and one note', async () => {
+    // Not when Kafka is seen on the port only after the TLS connection's ServerHello: kcid does not keep
+    // reassembling every TLS connection it cannot read in case its port turns out to be Kafka later.
+    for (const order of ['plaintext first', 'TLS first', 'TLS closed before any Kafka there'] as const) {
+      const s = new Scenario();
+      const plain = s.connect({ client: '10.9.0.7:40000', broker: '10.9.0.2:19092' });
+      const tlsConn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:19092' });
+      const tls = new Tls13Session();
+      const plainRun = (): void => {
+        plain.clientBytes(apiVersions(1));
+        plain.serverBytes(responseTo(apiVersions(1)));
+        plain.close();
+      };
+      if (order === 'plaintext first') plainRun();
+      tlsConn.clientBytes(tls.clientFirst());
+      tlsConn.serverBytes(tls.serverFlight());
+      tlsConn.clientBytes(tls.clientFinished());
+      tlsConn.clientBytes(tls.client.seal(CONTENT.APPLICATION_DATA, apiVersions(1)));
+      if (order === 'TLS closed before any Kafka there') tlsConn.close();
+      if (order !== 'plaintext first') plainRun();
+      if (order !== 'TLS closed before any Kafka there') tlsConn.close();
+      // Another port, never Kafka in the clear: a TLS connection there is not listed.
+      madeUpOn(s, '10.9.0.1:50002', '10.9.0.2:443', [apiVersions(1)]);
+      const capture = s.file(`detect-nokeys-${order.replace(/\W+/g, '-')}.pcap`);
+      const { doc } = await analyzeJson(capture);
+      const conns = doc.connections.map((c: any) => [c.client, c.broker, c.tls?.decrypted ?? null, c.tls?.clientRandom ?? null]);
+      const listed = order === 'plaintext first' ? [['10.9.0.1:50001', '10.9.0.2:19092', false, '0123456789abcdef']] : [];
+      expect(conns.sort((a: string[], b: string[]) => (a[0]! < b[0]! ? -1 : 1)), order).toEqual([...listed, ['10.9.0.7:40000', '10.9.0.2:19092', null, null]]);
+      expect(doc.findings.map((x: any) => [x.rule, x.message]), order).toEqual(
+        listed.length === 0
+          ? []
+          : [['tls-on-kafka-port', 'TLS 1.3 TLS_AES_128_GCM_SHA256 connection, client random 0123456789abcdef: no key log given (--tls-keylog); its Kafka contents cannot be analysed']],
+      );
+    }
+  });
+
+  it('the recorded fixtures need no --port: TLS and plaintext legs are both found', async () => {
+    const out = await runKcid(['requests', '--format', 'ndjson', '--tls-keylog', 'fixtures/kafkajs-tls-tls12-rsa-aes256gcm.keys', 'fixtures/kafkajs-tls-tls12-rsa-aes256gcm.pcap']);
+    expect(out.stdout.trim().split('\n').map((l) => { const r = JSON.parse(l); return [r.broker, r.apiName, r.correlationId]; })).toEqual([
+      ['127.0.0.1:38193', 'ApiVersions', 0],
+      ['127.0.0.1:43005', 'ApiVersions', 0],
+      ['127.0.0.1:38193', 'Metadata', 1],
+      ['127.0.0.1:43005', 'Metadata', 1],
+      ['127.0.0.1:38193', 'Produce', 2],
+      ['127.0.0.1:43005', 'Produce', 2],
+    ]);
+  });
+});
