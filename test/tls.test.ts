@@ -6,13 +6,15 @@
  */
 import { constants } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import net from 'node:net';
+import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { tmpFile } from './builder/capture.js';
 import { requestFrame } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
-import { CONTENT, Tls13Session, record, u8 } from './builder/tls.js';
+import { CONTENT, handshake, Tls13Sender, Tls13Session, record, u8 } from './builder/tls.js';
 import { analyzeFiles, brief, ID_A, ID_A_B64, runKcid } from './helpers.js';
-import { captureOf, recordTls, recordTlsConnections, responseTo, testCertificate, type RecordOptions, type TlsRecording } from './tls/record.js';
+import { captureOf, recordTls, recordTlsConnections, responseTo, testCertificate, type Chunk, type RecordOptions, type TlsRecording } from './tls/record.js';
 
 const haveOpenssl = testCertificate() !== null;
 
@@ -558,5 +560,116 @@ describe('TLS on ports found only by detection (not --port)', () => {
       ['127.0.0.1:38193', 'Produce', 2],
       ['127.0.0.1:43005', 'Produce', 2],
     ]);
+  });
+});
+
+/**
+ * TLS 1.2 renegotiation, recorded from OpenSSL: request 1, then the client renegotiates
+ * (`socket.renegotiate()`, a new ClientHello under the current keys), then request 2. The key log
+ * holds both handshakes' CLIENT_RANDOM lines.
+ */
+async function recordRenegotiation(): Promise<{ chunks: Chunk[]; keylog: string[] }> {
+  const c = testCertificate()!;
+  const chunks: Chunk[] = [];
+  const server = tls.createServer({ ...c, maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' }, (socket) => {
+    let buf = Buffer.alloc(0);
+    socket.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      while (buf.length >= 4 && buf.length >= 4 + buf.readInt32BE(0)) {
+        const n = 4 + buf.readInt32BE(0);
+        socket.write(responseTo(buf.subarray(0, n)));
+        buf = buf.subarray(n);
+      }
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const relay = net.createServer((down) => {
+    const up = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    down.on('data', (d: Buffer) => (chunks.push({ fromClient: true, bytes: Buffer.from(d) }), up.write(d)));
+    up.on('data', (d: Buffer) => (chunks.push({ fromClient: false, bytes: Buffer.from(d) }), down.write(d)));
+    down.on('end', () => up.end());
+    up.on('end', () => down.end());
+    down.on('error', () => {});
+    up.on('error', () => {});
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+  const keylog: string[] = [];
+  const client = tls.connect({ port: (relay.address() as net.AddressInfo).port, host: '127.0.0.1', rejectUnauthorized: false, maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' });
+  client.on('keylog', (line: Buffer) => keylog.push(line.toString('latin1')));
+  await new Promise<void>((resolve, reject) => (client.once('secureConnect', resolve), client.once('error', reject)));
+  const ask = (correlationId: number): Promise<void> =>
+    new Promise((resolve) => {
+      client.once('data', () => resolve());
+      client.write(apiVersions(correlationId));
+    });
+  await ask(1);
+  await new Promise<void>((resolve, reject) => client.renegotiate({ rejectUnauthorized: false }, (err) => (err ? reject(err) : resolve())));
+  await ask(2);
+  await new Promise((r) => setTimeout(r, 20));
+  await new Promise<void>((resolve) => (client.once('close', () => resolve()), client.end()));
+  relay.close();
+  server.close();
+  return { chunks, keylog };
+}
+
+describe('TLS that kcid cannot (or can only partly) decrypt says so', () => {
+  it('TLS 1.3 0-RTT early data: one note with its size; the records after the handshake decrypt, no authentication failure', async () => {
+    const tls13 = new Tls13Session({ earlyData: true, psk: true });
+    const early = new Tls13Sender(Buffer.alloc(32, 0x77)); // client_early_traffic_secret, absent from the key log
+    const s = new Scenario();
+    const conn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:9092' });
+    const first = early.seal(CONTENT.APPLICATION_DATA, apiVersions(1));
+    conn.clientBytes(Buffer.concat([tls13.clientFirst(), first])); // 0-RTT: ClientHello and early data in one flight
+    conn.serverBytes(tls13.serverFlight());
+    const endOfEarlyData = early.seal(CONTENT.HANDSHAKE, handshake(5, Buffer.alloc(0)));
+    conn.clientBytes(Buffer.concat([endOfEarlyData, tls13.clientFinished()]));
+    conn.clientBytes(tls13.client.seal(CONTENT.APPLICATION_DATA, apiVersions(2)));
+    conn.serverBytes(tls13.server.seal(CONTENT.APPLICATION_DATA, responseTo(apiVersions(1))));
+    conn.serverBytes(tls13.server.seal(CONTENT.APPLICATION_DATA, responseTo(apiVersions(2))));
+    conn.close();
+    const capture = s.file('early-data.pcap');
+    const keys = tmpFile('early-data.keys', tls13.keylog);
+    const { doc } = await analyzeJson(capture, ['--tls-keylog', keys]);
+    expect(doc.findings.map((f: any) => [f.rule, f.severity, f.message])).toEqual([
+      [
+        'tls-record-unreadable',
+        'warning',
+        `the client sent 2 TLS 1.3 0-RTT early data records (${first.length - 5 + endOfEarlyData.length - 5} bytes): kcid does not decrypt early data (CLIENT_EARLY_TRAFFIC_SECRET), so requests in it are not seen`,
+      ],
+    ]);
+    expect(doc.connections[0].tls).toMatchObject({ version: 'TLS 1.3', resumed: true, decrypted: true });
+    // Request 2 is read; request 1 went as early data, its response has no request.
+    expect((await requestRows(capture, ['--tls-keylog', keys])).map((r) => r[2])).toEqual([2]);
+  });
+
+  it.skipIf(!haveOpenssl)('TLS 1.2 renegotiation: followed with the new handshake\'s key; without it, one note and nothing bogus', async () => {
+    const r = await recordRenegotiation();
+    expect(r.keylog).toHaveLength(2);
+    const capture = captureOf(r.chunks).file('renegotiation.pcap');
+    const both = tmpFile('renegotiation.keys', r.keylog.join(''));
+    expect(await requestRows(capture, ['--tls-keylog', both])).toEqual([
+      [18, 3, 1, 'detected', true, 0],
+      [18, 3, 2, 'detected', true, 0],
+    ]);
+    expect((await analyzeJson(capture, ['--tls-keylog', both])).doc.findings).toEqual([]);
+    const firstOnly = tmpFile('renegotiation-first.keys', r.keylog[0]!);
+    const random = r.keylog[1]!.split(' ')[1]!.slice(0, 16);
+    expect(await requestRows(capture, ['--tls-keylog', firstOnly])).toEqual([[18, 3, 1, 'detected', true, 0]]);
+    expect((await analyzeJson(capture, ['--tls-keylog', firstOnly])).doc.findings.map((f: any) => [f.rule, f.message])).toEqual([
+      ['tls-record-unreadable', `the TLS session was renegotiated (client random ${random}): the key logs have no CLIENT_RANDOM line for it; the rest of the connection is not read`],
+    ]);
+  });
+
+  it.skipIf(!haveOpenssl)('TLS 1.0 and 1.1: the handshake is shown, one note says kcid does not decrypt them', async () => {
+    for (const [v, name] of [['TLSv1', 'TLS 1.0'], ['TLSv1.1', 'TLS 1.1']] as const) {
+      const rec = await recordTls({ versions: { minVersion: v, maxVersion: v, ciphers: 'ECDHE-RSA-AES128-SHA@SECLEVEL=0' }, requests: REQUESTS.slice(0, 1) });
+      const f = files(rec, `old-${v}`);
+      const { doc } = await analyzeJson(f.capture, ['--tls-keylog', f.keys]);
+      expect(doc.findings.map((x: any) => [x.rule, x.message]), name).toEqual([
+        ['tls-on-kafka-port', `${name} TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA connection, client random ${rec.keylog.split(' ')[1]!.slice(0, 16)}: kcid does not decrypt ${name} (only TLS 1.2 and 1.3); its Kafka contents cannot be analysed`],
+      ]);
+      expect(doc.connections[0].tls).toMatchObject({ version: name, decrypted: false });
+    }
   });
 });
