@@ -673,3 +673,46 @@ describe('TLS that kcid cannot (or can only partly) decrypt says so', () => {
     }
   });
 });
+
+describe.skipIf(!haveOpenssl)('a capture gap in real TLS 1.2 (OpenSSL): the record that lost bytes is reported, decryption carries on', () => {
+  for (const [name, ciphers] of [
+    ['AES-128-GCM', 'ECDHE-RSA-AES128-GCM-SHA256'],
+    ['ChaCha20-Poly1305', 'ECDHE-RSA-CHACHA20-POLY1305'],
+    ['AES-128-CBC HMAC-SHA256', 'ECDHE-RSA-AES128-SHA256'],
+  ] as const) {
+    it(`TLS 1.2 ${name}`, async () => {
+      const r = await recordTls({ versions: { maxVersion: 'TLSv1.2', ciphers }, requests: REQUESTS });
+      const s = new Scenario();
+      const conn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:9092', mss: 1460 });
+      // The 40 KB request (three TLS records of up to 16 KB): the capture loses its fifth segment, inside its first record.
+      const big = r.chunks.reduce((a, c, i) => (c.fromClient && c.bytes.length > r.chunks[a]!.bytes.length ? i : a), 0);
+      let lostFrame = 0;
+      r.chunks.forEach((ch, i) => {
+        const before = s.frames.length;
+        if (ch.fromClient) conn.clientBytes(ch.bytes);
+        else conn.serverBytes(ch.bytes);
+        if (i === big) {
+          s.frames.splice(before + 4, 1);
+          lostFrame = before + 5; // frames count from 1: the next segment reveals the gap
+        }
+      });
+      conn.close();
+      const capture = s.file(`gap12-${name.replace(/\W+/g, '-')}.pcap`);
+      const keys = tmpFile(`gap12-${name.replace(/\W+/g, '-')}.keys`, r.keylog);
+      const report = await analyzeFiles([capture], { tlsKeylogs: [keys] });
+      // The record's 16,384 bytes of plaintext are lost; the rest of request 3 (two more records) cannot be framed.
+      expect(brief(report.findings)).toEqual([
+        ['capture-gap', lostFrame, '1460 bytes from the client are missing from the capture'],
+        ['stream-desync', lostFrame, '23631 bytes from the client could not be framed as Kafka (bytes missing from the capture)'],
+        ['tls-record-unreadable', lostFrame, 'a TLS record from the client lost 1460 bytes to a capture gap and was skipped'],
+      ]);
+      // Requests 1 and 2 before the gap, and 4 after the damaged one, are read and answered.
+      const rows = await requestRows(capture, ['--tls-keylog', keys]);
+      expect(rows.filter((x) => x[2] !== 3)).toEqual([
+        [18, 3, 1, 'tls-client', true, 0],
+        [3, 12, 2, null, true, null],
+        [18, 3, 4, 'tls-client', true, 0],
+      ]);
+    });
+  }
+});
