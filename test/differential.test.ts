@@ -183,7 +183,9 @@ describe.skipIf(!HAVE_TSHARK)('kcid agrees with tshark', () => {
   });
 
   describe('recorded fixtures', () => {
-    it.each(fixtureCaptures().map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    // The -dsb pcapng carries its TLS key log: kcid decrypts its TLS leg (found by detection), which
+    // tshark told only the Kafka ports cannot; test/tls-recorded.test.ts compares that leg with tshark.
+    it.each(fixtureCaptures().filter((c) => !c.name.endsWith('-dsb.pcapng')).map((c) => [c.name, c] as const))('%s', async (_name, c) => {
       await check(c);
     });
   });
