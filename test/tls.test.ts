@@ -716,3 +716,28 @@ describe.skipIf(!haveOpenssl)('a capture gap in real TLS 1.2 (OpenSSL): the reco
     });
   }
 });
+
+describe.skipIf(!haveOpenssl)('a wrong TLS 1.2 master secret (real OpenSSL): authentication failures, never garbage requests', () => {
+  for (const [name, ciphers] of [
+    ['AES-128-GCM', 'ECDHE-RSA-AES128-GCM-SHA256'],
+    ['AES-128-CBC HMAC-SHA256', 'ECDHE-RSA-AES128-SHA256'],
+  ] as const) {
+    it(`TLS 1.2 ${name}`, async () => {
+      const r = await recordTls({ versions: { maxVersion: 'TLSv1.2', ciphers }, requests: REQUESTS.slice(0, 2) });
+      const f = files(r, `wrong12-${name.replace(/\W+/g, '-')}`);
+      // The last byte of the 48-byte master secret changed.
+      const wrong = r.keylog.replace(/^(CLIENT_RANDOM \S+ \S{94})(\S\S)$/m, (_m, head: string, last: string) => head + (last === '00' ? '01' : '00'));
+      expect(wrong).not.toBe(r.keylog);
+      const report = await analyzeFiles([f.capture], { tlsKeylogs: [tmpFile(`wrong12-${name.replace(/\W+/g, '-')}.keys`, wrong)] });
+      // Each direction: its first protected record (the Finished) is reported, the rest (two requests
+      // or responses, and the close_notify alert) counted at the end.
+      expect(brief(report.findings).map(([rule, , message]) => [rule, message.replace(/\(frame \d+\)/, '(frame N)')])).toEqual([
+        ['tls-record-auth-failed', 'a TLS record from the client failed authentication (frame N): wrong key, or the capture is damaged; skipped'],
+        ['tls-record-auth-failed', 'a TLS record from the broker failed authentication (frame N): wrong key, or the capture is damaged; skipped'],
+        ['tls-record-auth-failed', '3 more TLS records from the broker failed authentication'],
+        ['tls-record-auth-failed', '3 more TLS records from the client failed authentication'],
+      ]);
+      expect([report.counts.requests, report.counts.responses]).toEqual([0, 0]);
+    });
+  }
+});
