@@ -18,7 +18,7 @@ import type { ConnState } from '../src/analysis/connection-state.js';
 import type { KafkaRequest, KafkaResponse } from '../src/kafka/events.js';
 import { REPO } from './real/differential.js';
 
-const run = promisify(execFile);
+const runAsync = promisify(execFile);
 
 const has = (cmd: string, args: string[]): boolean => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
 const haveTshark = has('tshark', ['-v']);
@@ -110,7 +110,7 @@ async function tsharkRequests(file: string, tlsPorts: readonly number[], keys: s
   for (const p of tlsPorts) args.push('-d', `tcp.port==${p},tls`, '-d', `tls.port==${p},kafka`);
   args.push('-Y', `kafka && tcp.dstport in {${tlsPorts.join(',')}}`, '-T', 'fields', '-E', 'separator=;', '-E', 'occurrence=a', '-E', 'aggregator=|');
   for (const f of ['frame.number', 'kafka.api_key', 'kafka.api_version', 'kafka.correlation_id', 'kafka.client_id', 'kafka.len']) args.push('-e', f);
-  const { stdout } = await run('tshark', args, { maxBuffer: 64 << 20 });
+  const { stdout } = await runAsync('tshark', args, { maxBuffer: 64 << 20 });
   const out: Legs['tlsFrames'] = [];
   for (const line of stdout.split('\n')) {
     if (line === '') continue;
@@ -159,14 +159,19 @@ interface Recorded {
   file: string;
   keys: string;
   tlsPorts: number[];
+  /** The capture missed packets (tshark's lost-segment flags, or the kernel's drops during the run). */
+  lossy: boolean;
 }
 
-/** record.sh's summary: "== DIR/kafkajs-tls-NAME.pcap (+ ...)" then "   size N bytes; TLS ports A,B,C, relay ports ...". */
+/**
+ * record.sh's summary: "== DIR/kafkajs-tls-NAME.pcap (+ ...)", "   size N bytes; TLS ports A,B,C, ...",
+ * then "   capture losses: L packets ...; D packets dropped by the kernel in this run".
+ */
 function recorded(stdout: string): Recorded[] {
   const out: Recorded[] = [];
-  const re = /^== (\S+\/kafkajs-tls-(\S+)\.pcap) \(\+ \S+\)\n {3}size \d+ bytes; TLS ports ([\d,]+),/gm;
+  const re = /^== (\S+\/kafkajs-tls-(\S+)\.pcap) \(\+ \S+\)\n {3}size \d+ bytes; TLS ports ([\d,]+),.*\n.*\n {3}capture losses: (\d+) .*; (\d+) packets dropped/gm;
   for (let m = re.exec(stdout); m !== null; m = re.exec(stdout)) {
-    out.push({ name: m[2]!, file: m[1]!, keys: m[1]!.replace(/\.pcap$/, '.keys'), tlsPorts: m[3]!.split(',').map(Number) });
+    out.push({ name: m[2]!, file: m[1]!, keys: m[1]!.replace(/\.pcap$/, '.keys'), tlsPorts: m[3]!.split(',').map(Number), lossy: m[4] !== '0' || m[5] !== '0' });
   }
   return out;
 }
@@ -184,12 +189,26 @@ const EXPECTED: Record<string, [string, string]> = {
 
 describe.skipIf(missing.length > 0)(`kafkajs over TLS, recorded by tcpdump now (record.sh tls)${recordSkip}`, () => {
   it('every TLS 1.3 suite and TLS 1.2 family: kcid decrypts the plaintext leg\'s requests, as tshark does', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kcid-tls-record-'));
+    const dirs: string[] = [];
     try {
-      const { stdout } = await run('bash', [join(REPO, 'test', 'real', 'record.sh'), dir, 'tls'], { maxBuffer: 16 << 20 });
-      const files = recorded(stdout);
-      expect(files.map((f) => f.name)).toEqual(Object.keys(EXPECTED));
-      for (const f of files) {
+      // A loaded machine may drop packets from the capture (the kernel's count, or tshark's lost
+      // segments say so): such a variant is recorded again, up to three runs in all.
+      const files = new Map<string, Recorded>();
+      let dsb: { file: string; of: Recorded } | null = null;
+      for (let run = 0; run < 3 && files.size < Object.keys(EXPECTED).length; run++) {
+        const dir = mkdtempSync(join(tmpdir(), 'kcid-tls-record-'));
+        dirs.push(dir);
+        const { stdout } = await runAsync('bash', [join(REPO, 'test', 'real', 'record.sh'), dir, 'tls'], { maxBuffer: 16 << 20 });
+        const got = recorded(stdout);
+        expect(got.map((f) => f.name)).toEqual(Object.keys(EXPECTED));
+        for (const f of got) {
+          if (f.lossy || files.has(f.name)) continue;
+          files.set(f.name, f);
+          if (f.name === 'tls13-aes256gcm') dsb = { file: join(dir, 'kafkajs-tls-tls13-aes256gcm-dsb.pcapng'), of: f };
+        }
+      }
+      expect([...files.keys()].sort(), 'variants recorded without capture loss in three runs').toEqual(Object.keys(EXPECTED).sort());
+      for (const f of files.values()) {
         const legs = await kcidLegs(f.file, f.tlsPorts, { keys: f.keys, ports: f.tlsPorts });
         expect(legs.findings, f.name).toEqual([]);
         // kafkajs: ApiVersions and Metadata on the bootstrap connection, Produce on the leader's.
@@ -199,14 +218,13 @@ describe.skipIf(missing.length > 0)(`kafkajs over TLS, recorded by tcpdump now (
         expect(await tsharkRequests(f.file, f.tlsPorts, f.keys), f.name).toEqual(legs.tlsFrames);
       }
       // The same traffic with its key log inside the pcapng (editcap --inject-secrets), no --tls-keylog.
-      const aes256 = files.find((f) => f.name === 'tls13-aes256gcm')!;
-      const dsb = join(dir, 'kafkajs-tls-tls13-aes256gcm-dsb.pcapng');
-      const inside = await kcidLegs(dsb, aes256.tlsPorts, { ports: aes256.tlsPorts });
+      const { file, of } = dsb!;
+      const inside = await kcidLegs(file, of.tlsPorts, { ports: of.tlsPorts });
       expect(inside.findings).toEqual([]);
-      expect(inside.tls).toEqual((await kcidLegs(aes256.file, aes256.tlsPorts, { keys: aes256.keys, ports: aes256.tlsPorts })).tls);
-      expect(await tsharkRequests(dsb, aes256.tlsPorts, null)).toEqual(inside.tlsFrames);
+      expect(inside.tls).toEqual((await kcidLegs(of.file, of.tlsPorts, { keys: of.keys, ports: of.tlsPorts })).tls);
+      expect(await tsharkRequests(file, of.tlsPorts, null)).toEqual(inside.tlsFrames);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 150_000);
 });

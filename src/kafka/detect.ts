@@ -115,7 +115,7 @@ export class KafkaProbe {
     private readonly client: Direction | null = null,
   ) {}
 
-  /** Nothing kept yet (gaps aside). */
+  /** Nothing kept yet, not even a gap. */
   get empty(): boolean {
     return this.chunks.length === 0;
   }

@@ -425,7 +425,7 @@ record_kafkajs() {
 # ports of its relays' connections to the mock). Each file is checked with tshark: the requests it
 # decrypts with the key log must be as many as those on the plaintext leg.
 record_tls() {
-  local raw=$WORK/tls.pcap line name tls_ports up_ports filter out plain decrypted
+  local raw=$WORK/tls.pcap line name tls_ports up_ports filter out plain decrypted lost dropped
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/tls-key.pem" -out "$WORK/tls-cert.pem" \
     -subj '/O=kcid fixtures/CN=broker1.kafka.test' -days 30 >"$WORK/openssl.log" 2>&1 ||
     die "openssl could not make a test certificate (see $WORK/openssl.log)"
@@ -437,6 +437,10 @@ record_tls() {
   stop_capture
   stop_host
   [[ -s $raw ]] || die "capture $raw is empty"
+  # tcpdump's own count, printed as it exits: packets the kernel dropped before tcpdump read them.
+  dropped=$(sed -n 's/^\([0-9][0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$WORK/capture.log" | head -n 1)
+  dropped=${dropped:-0}
+  [[ $dropped -eq 0 ]] || log "tls: warning: the kernel dropped $dropped packets of the capture; record again for clean files"
   while read -r line; do
     read -r _ name _ tls_ports _ up_ports _ <<<"$line"
     filter="$(port_filter "$tls_ports,$up_ports")"
@@ -452,6 +456,9 @@ record_tls() {
     echo "== $out (+ kafkajs-tls-$name.keys)"
     echo "   size $(stat -c %s "$out") bytes; TLS ports $tls_ports, relay ports $up_ports; mock broker ports $(ports_of "$HOST_BROKERS")"
     echo "   requests: $plain on the plaintext leg, $decrypted decrypted by tshark on the TLS leg"
+    # Segments the capture missed (on a loaded machine), as tshark sees them, and the run's kernel drops.
+    lost=$(tshark -r "$out" -Y 'tcp.analysis.lost_segment || tcp.analysis.ack_lost_segment' -T fields -e frame.number 2>/dev/null | wc -l)
+    echo "   capture losses: $lost packets after a lost or before an unseen segment; $dropped packets dropped by the kernel in this run"
     [[ $plain -gt 0 && $plain -eq $decrypted ]] || log "kafkajs-tls-$name.pcap: warning: tshark decrypts $decrypted requests, the plaintext leg has $plain"
   done <"$WORK/tls.out"
   [[ -s $OUTDIR/kafkajs-tls-tls13-aes256gcm.pcap ]] || return 0
