@@ -13,7 +13,7 @@ import { apiName, errorLabel } from '../kafka/protocol.js';
 import { bodyJson } from '../kafka/secrets.js';
 import { errorSummary, requestSummary } from '../kafka/summary.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
-import { safeJson, terminalSafe } from '../base/json-text.js';
+import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { toMicros, isoMicros } from '../base/time.js';
 import type { Clock } from './clock.js';
@@ -261,7 +261,8 @@ export function requestNdjson(row: RequestRow): string {
   const bodies = row.bodies;
   if (bodies === undefined) return `${text}\n`;
   const truncated = [...(bodies.requestComplete ? [] : ['request']), ...(bodies.responseComplete ? [] : ['response'])];
-  return `${text.slice(0, -1)},"request":${terminalSafe(bodies.request)},"response":${terminalSafe(bodies.response)},"truncated":${JSON.stringify(truncated)}}\n`;
+  // bodyJson's text is terminal-safe as written (schema/json.ts), like safeJson's.
+  return `${text.slice(0, -1)},"request":${bodies.request},"response":${bodies.response},"truncated":${JSON.stringify(truncated)}}\n`;
 }
 
 interface Column {
