@@ -14,6 +14,7 @@ import { bodyJson } from '../kafka/secrets.js';
 import { errorSummary, requestSummary } from '../kafka/summary.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
 import { safeJson } from '../base/json-text.js';
+import { wrap } from './wrap.js';
 import { sanitize } from '../base/sanitize.js';
 import { toMicros, isoMicros } from '../base/time.js';
 import type { Clock } from './clock.js';
@@ -442,7 +443,9 @@ export class RequestTable {
       this.dropped.length === 0 ? '' : `${this.dropped.map((i) => COLUMNS[i]!.title).join(', ')} not shown`,
       this.shortened ? 'long values shortened' : '',
     ].filter((p) => p !== '');
-    return `(${this.o.width} columns: ${parts.join(', ')}; into a pipe or with --format ndjson nothing is cut)\n`;
+    const text = `(${this.o.width} columns: ${parts.join(', ')}; into a pipe or with --format ndjson nothing is cut)`;
+    // It is a terminal's line too: wrapped at spaces to its width.
+    return `${(this.o.width === undefined ? [text] : wrap(text, this.o.width)).join('\n')}\n`;
   }
 }
 
