@@ -121,10 +121,12 @@ export async function analyzeInput(
   for (const path of opts.tlsKeylogs ?? []) tlsKeys.add(path, readFileSync(path, 'latin1'));
   const decode = opts.decodeTelemetry === true;
   // protobufjs and the decompressors are evaluated only when telemetry is asked for.
-  const read = decode ? (await import('../telemetry/index.js')).readTelemetryPayload : null;
+  const read = decode ? (await import('../telemetry/index.js')).readPushMetrics : null;
   const telemetry = { decode, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES, read };
   const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry);
-  const keepTelemetryBytes = telemetry.decode ? telemetry.maxBytes : 0;
+  // PushTelemetry frames are kept whole (up to the bound) when their metrics are decoded: for the
+  // telemetry rules and outputs, or for kcid requests --bodies, whose rows show them.
+  const keepTelemetryBytes = telemetry.decode || opts.maxBodyBytes !== undefined ? telemetry.maxBytes : 0;
   const reassembler = new Reassembler(
     new KafkaStreamFactory(analyzer, {
       kafkaPorts: opts.kafkaPorts,

@@ -10,7 +10,7 @@ import { bool, int, list, uuid } from '../kafka/fields.js';
 import { API_KEY } from '../kafka/protocol.js';
 import { isZeroUuid, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
-import type { readTelemetryPayload } from '../telemetry/index.js';
+import type { readPushMetrics } from '../telemetry/index.js';
 import type { ConnState } from './connection-state.js';
 import type { TelemetryEvent, TelemetryPushEvent } from './types.js';
 
@@ -23,7 +23,7 @@ export interface TelemetryDecoding {
   /** The most a blob may decompress to, and the largest PushTelemetry frame kept (--max-telemetry-bytes). */
   maxBytes: number;
   /** telemetry/index.ts's decoder, loaded by run.ts only when decode is on (null otherwise). */
-  read: typeof readTelemetryPayload | null;
+  read: typeof readPushMetrics | null;
 }
 
 /** Telemetry requests kept per input (pushes every few seconds per client: a day of a thousand clients); the rest are counted. */
@@ -134,15 +134,7 @@ export class TelemetryCollector {
   }
 
   private decode(event: TelemetryPushEvent, r: KafkaRequest): void {
-    const blob = r.metricsBlob;
-    if (blob === null) {
-      const why = !r.complete
-        ? 'the capture misses part of the frame'
-        : `the frame (${r.size} bytes) is larger than --max-telemetry-bytes (${this.decoding.maxBytes} bytes)`;
-      event.payloadError = { kind: 'not-kept', message: `metrics not decoded: ${why}` };
-      return;
-    }
-    const result = this.decoding.read!(event.compressionType, blob, this.decoding.maxBytes);
+    const result = this.decoding.read!(event.compressionType, r.metricsBlob, r, this.decoding.maxBytes);
     if (!result.ok) {
       event.payloadError = { kind: result.kind, message: result.message };
       return;

@@ -35,6 +35,7 @@ import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
 import { Out, writeProblem } from './output.js';
 import { Progress } from './progress.js';
+import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
 
 export interface CommonCliOptions {
   port?: string;
@@ -422,6 +423,8 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   const opts: AnalyzeOptions = { ...captureOptions(o, progress), ...(follow ? { signal: controller.signal } : {}) };
   if (o.maxBodyBytes !== undefined && o.bodies !== true) throw new UsageError('--max-body-bytes goes with --bodies');
   if (o.bodies === true) opts.maxBodyBytes = o.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : parseSize(o.maxBodyBytes, '--max-body-bytes');
+  // --bodies opens PushTelemetry's metrics too (the analysis keeps those frames whole, up to --max-telemetry-bytes).
+  const telemetry = o.bodies === true ? { read: (await import('../telemetry/index.js')).readPushMetrics, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES } : null;
   const parquet = o.format === 'parquet' ? await requestsParquet(captures, o.output, follow) : null;
   const out = new Out(io.stdout, parquet === null ? o.output : undefined, follow);
   const multiple = captures.length > 1;
@@ -460,7 +463,7 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
         if (parquet !== null) {
           if (row.requestCaptured) parquet.add(row, us, i);
         } else show(row);
-      }, o.bodies === true);
+      }, o.bodies === true, telemetry);
       rows.captureStart = (us: number) => {
         startUs = us;
       };

@@ -15,6 +15,27 @@ export type PayloadResult =
   | { ok: true; decompressedBytes: number; metrics: MetricsPayload }
   | { ok: false; kind: 'too-large' | 'invalid' | 'unknown-codec' | 'not-metrics'; message: string };
 
+/** A push's metrics read from what the frame kept: {@link PayloadResult}, or why the blob was not kept. */
+export type PushMetricsResult = PayloadResult | { ok: false; kind: 'not-kept'; message: string };
+
+/**
+ * One PushTelemetry's metrics: `blob` is what the Kafka stage handed over (null when it did not keep
+ * the frame whole: larger than `maxBytes`, or cut by the capture; `frame` says which). Never throws
+ * for bad bytes.
+ */
+export function readPushMetrics(
+  compressionType: number,
+  blob: Uint8Array | null,
+  frame: { complete: boolean; size: number },
+  maxBytes: number,
+): PushMetricsResult {
+  if (blob !== null) return readTelemetryPayload(compressionType, blob, maxBytes);
+  const why = !frame.complete
+    ? 'the capture misses part of the frame'
+    : `the frame (${frame.size} bytes) is larger than --max-telemetry-bytes (${maxBytes} bytes)`;
+  return { ok: false, kind: 'not-kept', message: `metrics not decoded: ${why}` };
+}
+
 /** Decompresses and decodes one blob; never throws for bad bytes. */
 export function readTelemetryPayload(compressionType: number, blob: Uint8Array, maxBytes: number): PayloadResult {
   let raw: Uint8Array;
