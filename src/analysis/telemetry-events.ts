@@ -163,11 +163,11 @@ export class TelemetryCollector {
 
   private decode(event: TelemetryPushEvent, r: KafkaRequest): void {
     const frame = { complete: r.complete, size: r.size };
-    if (this.read !== null) return this.apply(event, this.read(event.compressionType, r.metricsBlob, frame, this.decoding.maxBytes));
+    if (this.read !== null) return this.apply(event, this.read(event.compressionType, r.metricsBlob, frame, this.decoding.maxBytes, this.view));
     // The first push: the decoder (protobufjs, the decompressors) loads now; pushes wait for it with their blobs.
     this.loading ??= this.decoding.load!().then((read) => {
       this.read = read;
-      for (const w of this.waiting) this.apply(w.event, read(w.event.compressionType, w.blob, w.frame, this.decoding.maxBytes));
+      for (const w of this.waiting) this.apply(w.event, read(w.event.compressionType, w.blob, w.frame, this.decoding.maxBytes, this.view));
       this.waiting = [];
       this.waitingBytes = 0;
     });
@@ -180,22 +180,47 @@ export class TelemetryCollector {
     this.waiting.push({ event, blob, frame });
   }
 
+  /** Decoded for the rules only ('lazy'), pushes are read as the rules read them (metrics.ts, 'rules'). */
+  private get view(): 'full' | 'rules' {
+    return this.decoding.decode === 'lazy' ? 'rules' : 'full';
+  }
+
   private apply(event: TelemetryPushEvent, result: ReturnType<ReadPushMetrics>): void {
     if (!result.ok) {
       event.payloadError = { kind: result.kind, message: result.message };
       return;
     }
     const m = result.metrics;
+    // Decoded for the rules only: what they read, each list shared with the pushes before it that
+    // carried the same (a client pushes the same metrics every interval), so memory follows the
+    // distinct metric sets, not the pushes. An output that shows the pushes keeps them whole.
+    const forRules = this.decoding.decode === 'lazy';
     event.payload = {
       decompressedBytes: result.decompressedBytes,
       metricCount: m.metricCount,
       points: m.points,
-      resource: m.resource,
-      scopes: m.scopes,
-      metrics: m.metrics,
+      resource: forRules ? this.shared(m.resource) : m.resource,
+      scopes: forRules ? this.shared(m.scopes) : m.scopes,
+      metrics: forRules ? this.shared(m.metrics) : m.metrics,
     };
   }
+
+  /** Lists kept once per distinct content (at most MAX_SHARED of them; past that, as they come). */
+  private readonly sharedLists = new Map<string, unknown[]>();
+
+  private shared<T>(list: T[]): T[] {
+    if (list.length === 0) return EMPTY as T[];
+    const key = JSON.stringify(list);
+    const known = this.sharedLists.get(key);
+    if (known !== undefined) return known as T[];
+    if (this.sharedLists.size < MAX_SHARED) this.sharedLists.set(key, list);
+    return list;
+  }
 }
+
+const EMPTY: unknown[] = [];
+/** Distinct metric lists (and resources, scopes) shared between pushes per input. */
+const MAX_SHARED = 10_000;
 
 /** A body's ClientInstanceId when it names an instance: absent (v1), null and the zero UUID do not. */
 function nonZero(id: Uint8Array | null | undefined): Uint8Array | null {
