@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { Scenario } from './builder/scenario.js';
-import { pushTelemetryRequestBody, pushTelemetryResponseBody } from './builder/kafka.js';
+import { pushTelemetryRequestBody, pushTelemetryResponseBody, requestFrame } from './builder/kafka.js';
 import { analyzeFiles, ID_A, runKcid } from './helpers.js';
 
 // Which decoder calls were made: the module's factory runs when it is first imported.
@@ -66,5 +66,23 @@ describe('telemetry in plain kcid analyze', () => {
     const r = await runKcid(['analyze', junkPush(), '--format', 'ndjson']);
     expect(r.code).toBe(1);
     expect(r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { rule: string }).rule)).toEqual(['telemetry-payload-invalid', 'telemetry-push-without-subscription']);
+  });
+
+  it('a push the capture ends in the middle of is still a request, its metrics not decoded, in requests and analyze alike', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    const body = pushTelemetryRequestBody(1, { subscriptionId: 7, terminating: false, compressionType: 4, metrics: new Uint8Array(4000).fill(7) });
+    const frame = requestFrame({ apiKey: 72, apiVersion: 1, correlationId: 1, clientId: 'orders', clientInstanceId: ID_A, body });
+    // Its size, header, fields and 1,000 of its 4,000 metrics bytes; then the capture ends.
+    c.clientBytes(frame.subarray(0, frame.length - 3001));
+    const file = s.file();
+    const r = await runKcid(['analyze', file, '--format', 'json', '--fail-on', 'none']);
+    const doc = JSON.parse(r.stdout) as { summary: { requests: number }; findings: { rule: string; message: string }[] };
+    expect(doc.summary.requests).toBe(1);
+    expect(doc.findings.map((f) => [f.rule, f.message])).toEqual([
+      ['telemetry-payload-not-decoded', 'Metrics (4000 bytes, zstd) not decoded: the capture misses part of the frame'],
+      ['telemetry-push-without-subscription', 'PushTelemetry (SubscriptionId 7) with no successful GetTelemetrySubscriptions answered before it'],
+    ]);
+    expect((await runKcid(['requests', file, '--format', 'ndjson'])).stdout.trimEnd().split('\n')).toHaveLength(1);
   });
 });
