@@ -22,12 +22,16 @@ interface Event {
 
 class RecordingSink implements FrameSink {
   events: Event[] = [];
+  /** headLen of every look that was answered. */
+  looks: number[] = [];
   constructor(private readonly want: (size: number) => number = (size) => Math.min(size, 4)) {}
   frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
     if (head[0] !== 0x4b) return -1; // not one of our frames
     const want = this.want(size);
     if (want > headLen && !final) return want;
-    this.events.push({ kind: 'head', frame, size, head: head.subarray(0, headLen).toString('hex'), ...(final ? { final } : {}) });
+    // A frame that arrived whole is given whole (headLen = size): record what was asked for.
+    this.looks.push(headLen);
+    this.events.push({ kind: 'head', frame, size, head: head.subarray(0, Math.min(headLen, want)).toString('hex'), ...(final ? { final } : {}) });
     return headLen;
   }
   frameEnd(frame: number, _s: number, _n: number, complete: boolean): void {
@@ -113,14 +117,26 @@ describe('Framer', () => {
     ]);
   });
 
-  it('resynchronises after a head the sink rejects', () => {
+  it('resynchronises after a head the sink rejects, whether the frame came whole or in pieces', () => {
     const bad = frame(6, 0x58); // size 6, tag 'X'
-    const events = feed(Buffer.concat([bad, frame(3)]), [5]);
-    expect(shape(events)).toEqual([
-      { kind: 'desync', skipped: 10, reason: 'bytes that do not parse as a Kafka message' },
-      { kind: 'head', size: 3, head: '4b0000' },
-      { kind: 'end', complete: true },
-    ]);
+    for (const cuts of [[5], [], [2], [12]]) {
+      const events = feed(Buffer.concat([bad, frame(3)]), cuts);
+      expect(shape(events)).toEqual([
+        { kind: 'desync', skipped: 10, reason: 'bytes that do not parse as a Kafka message' },
+        { kind: 'head', size: 3, head: '4b0000' },
+        { kind: 'end', complete: true },
+      ]);
+    }
+  });
+
+  it('gives a frame that arrived whole to the sink whole, in one look, and a cut one as far as asked', () => {
+    const sink = new RecordingSink();
+    feed(stream, [], sink);
+    // 10, 1 and 5 bytes whole; the 300-byte frame is larger than maxPrefixBytes (64): its first 4 bytes, as asked.
+    expect(sink.looks).toEqual([10, 1, 4, 5]);
+    const cut = new RecordingSink();
+    feed(stream, [8], cut);
+    expect(cut.looks).toEqual([4, 1, 4, 5]);
   });
 
   it('keeps sync across a gap inside a frame it is skipping', () => {

@@ -16,7 +16,9 @@
 
 export interface FrameSink {
   /**
-   * A frame of `size` bytes starts; `head[0, headLen)` are its first bytes (headLen = min(size, asked)).
+   * A frame of `size` bytes starts; `head[0, headLen)` are its first bytes: min(size, asked) of them, or
+   * the whole frame when it arrived in one piece and is no larger than maxPrefixBytes (then `head` is a
+   * view of the caller's buffer, valid during the call only: copy what is kept).
    * Return the number of prefix bytes wanted (at most `size`; more than headLen asks for more bytes
    * before being called again), or -1 to reject the frame as not a frame (out of sync).
    * `final`: no more bytes of this frame's prefix will come (the capture misses them); the sink
@@ -115,8 +117,11 @@ export class Framer {
       switch (this.state) {
         case SIZE:
           if (this.sizeHave === 0 && end - off >= 4) {
+            const size = buf.readInt32BE(off);
             off += 4;
-            this.beginFrame(buf.readInt32BE(off - 4), frame, tsSec, tsNsec);
+            // The usual case: the whole frame is in this call. The sink reads it where it lies, in one look.
+            if (size <= end - off && size > 0 && size >= this.minFrameBytes && size <= this.opts.maxPrefixBytes) off = this.wholeFrame(buf, off, size, frame, tsSec, tsNsec);
+            else this.beginFrame(size, frame, tsSec, tsNsec);
           } else {
             // `<<` works on int32: after the fourth byte this is readInt32BE's value.
             this.sizeValue = (this.sizeValue << 8) | buf[off++]!;
@@ -219,6 +224,23 @@ export class Framer {
       this.askSink(frame);
       if ((this.state as State) === SKIP) this.finishFrame(frame, tsSec, tsNsec);
     }
+  }
+
+  /**
+   * A frame of `size` bytes whose every byte is in `buf` from `at`: given to the sink as a view, with
+   * nothing copied (the sink copies what it keeps, as it must from the prefix buffer, which the next
+   * frame reuses). Returns where the stream goes on: after the frame, or at its first byte when the
+   * sink refuses it, to be scanned for the next frame start as the slow path would scan it.
+   */
+  private wholeFrame(buf: Buffer, at: number, size: number, frame: number, tsSec: number, tsNsec: number): number {
+    if (this.sink.frameHead(buf.subarray(at, at + size), size, size, frame, false) < 0) {
+      this.enterResync('bytes that do not parse as a Kafka message', frame);
+      this.replay(int32Bytes(size), 0, 4);
+      this.dropWindow(1); // a frame cannot start where one was just refused
+      return at;
+    }
+    this.sink.frameEnd(frame, tsSec, tsNsec, true);
+    return at + size;
   }
 
   /** The smallest size that is a frame; the conversation lowers it to 0 while SASL tokens flow. */

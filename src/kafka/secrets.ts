@@ -13,7 +13,7 @@
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { toKafkaJson } from './schema/json.js';
 import { inRange, layoutFor, type FieldSchema } from './schema/model.js';
-import type { Struct, Value } from './schema/interpreter.js';
+import type { Struct } from './schema/interpreter.js';
 
 /** Kafka's text for a hidden password. */
 export const HIDDEN = '[hidden]';
@@ -26,6 +26,11 @@ export const HIDDEN_STRING_FIELDS: ReadonlyMap<number, readonly string[]> = new 
 ]);
 
 const INDEX = /\[\d+\]/g;
+
+/** HIDDEN_STRING_FIELDS as toKafkaJson replacements: each path written as "[hidden]". */
+const HIDDEN_JSON: ReadonlyMap<number, ReadonlyMap<string, string>> = new Map(
+  [...HIDDEN_STRING_FIELDS].map(([key, paths]) => [key, new Map(paths.map((path) => [path, JSON.stringify(HIDDEN)]))]),
+);
 
 export function isHiddenString(apiKey: number, path: string): boolean {
   const hidden = HIDDEN_STRING_FIELDS.get(apiKey);
@@ -41,9 +46,7 @@ export function bodyJson(kind: 'request' | 'response', apiKey: number, version: 
   if (api === undefined) return 'null';
   const m = kind === 'request' ? api.request : api.response;
   if (layoutFor(m, version) === null) return 'null';
-  return toKafkaJson(body, m, version, {
-    transform: (f: FieldSchema, v: Value, path: string) => (f.primitive === 'string' && v !== null && isHiddenString(apiKey, path) ? HIDDEN : undefined),
-  });
+  return toKafkaJson(body, m, version, { replace: HIDDEN_JSON.get(apiKey) });
 }
 
 /** One schema field that can carry a secret: an API, request or response, and the field's path. */

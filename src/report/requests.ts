@@ -16,7 +16,7 @@ import { uuidToBase64 } from '../kafka/uuid.js';
 import { int } from '../kafka/fields.js';
 import type { readPushMetrics } from '../telemetry/index.js';
 import { pushMetricsJson, pushMetricsSummary } from './telemetry-json.js';
-import { safeJson, terminalSafe } from '../base/json-text.js';
+import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { toMicros, isoMicros } from '../base/time.js';
 import type { Clock } from './clock.js';
@@ -287,8 +287,9 @@ export function requestNdjson(row: RequestRow): string {
   const bodies = row.bodies;
   if (bodies === undefined) return `${text}\n`;
   const truncated = [...(bodies.requestComplete ? [] : ['request']), ...(bodies.responseComplete ? [] : ['response'])];
-  const telemetry = bodies.telemetry === undefined ? '' : `,"telemetry":${terminalSafe(bodies.telemetry)}`;
-  return `${text.slice(0, -1)},"request":${terminalSafe(bodies.request)}${telemetry},"response":${terminalSafe(bodies.response)},"truncated":${JSON.stringify(truncated)}}\n`;
+  // bodyJson's text is terminal-safe as written (schema/json.ts), like safeJson's (the telemetry's).
+  const telemetry = bodies.telemetry === undefined ? '' : `,"telemetry":${bodies.telemetry}`;
+  return `${text.slice(0, -1)},"request":${bodies.request}${telemetry},"response":${bodies.response},"truncated":${JSON.stringify(truncated)}}\n`;
 }
 
 interface Column {
