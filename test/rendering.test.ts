@@ -1,5 +1,5 @@
 /**
- * Every table fits the terminal: `analyze`, `clients`, `clients --instance`, `rules` rendered at
+ * Every table fits the terminal: `analyze`, `clients`, `clients --instance`, `rules`, `telemetry` rendered at
  * 80, 120 and 200 columns through the table code's width (a fake terminal in-process), compared
  * as exact text with test/golden/render-*.txt (UPDATE_GOLDEN=1 rewrites them: review the diff),
  * and once through a real pseudo-terminal (`script` from util-linux).
@@ -25,6 +25,7 @@ const COMMANDS: [name: string, args: string[]][] = [
   ['clients-mix', ['clients', MIX]],
   ['clients-instance', ['clients', MIX, '--instance', 'xaHn']],
   ['rules', ['rules']],
+  ['telemetry', ['telemetry', TELEMETRY]],
 ];
 
 describe.each(COMMANDS)('%s', (name, args) => {
@@ -36,9 +37,16 @@ describe.each(COMMANDS)('%s', (name, args) => {
 });
 
 describe('through a real pseudo-terminal', () => {
-  it.skipIf(spawnSync('script', ['--version']).status !== 0)('kcid analyze at 80 columns prints what the width parameter gives', () => {
-    const r = spawnSync('script', ['-qc', `stty cols 80 rows 50; exec "${process.execPath}" bin/kcid analyze ${MIX}`, '/dev/null'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-    expect(r.stdout.replace(/\r\n/g, '\n')).toBe(readFileSync(golden('render-analyze.80.txt'), 'utf8'));
+  it.skipIf(spawnSync('script', ['--version']).status !== 0).each([
+    ['analyze', 80],
+    ['clients', 80],
+    ['clients-instance', 120],
+    ['telemetry', 80],
+    ['telemetry', 200],
+  ] as const)('kcid %s at %i columns prints what the width parameter gives', (name, columns) => {
+    const args = COMMANDS.find((c) => c[0] === name)![1].join(' ');
+    const r = spawnSync('script', ['-qc', `stty cols ${columns} rows 50; exec "${process.execPath}" bin/kcid ${args}`, '/dev/null'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    expect(r.stdout.replace(/\r\n/g, '\n')).toBe(readFileSync(golden(`render-${name}.${columns}.txt`), 'utf8'));
   });
 });
 

@@ -112,7 +112,21 @@ describe('librdkafka 2.15.1 pushes (ckjs-mock-telemetry.pcap)', () => {
     const lines = table.stdout.split('\n');
     expect(lines[0]).toBe('2 client instances with telemetry, 6 pushes (6 decoded): 0 errors, 0 warnings, 0 notes');
     expect(lines).toContain('Client instance AAAAAAAAASoAAAAAAAAAgQ  kcid-modern-producer  127.0.0.1');
-    expect(table.stdout).toContain('│ 165   │ 02:43:25.280 │ 127.0.0.1:40797 │ 0     │ zstd  │ 499   │ 2,041        │ 14      │ 14     │ 1,000.723   │ 0     │             │');
+    // Error codes by name and number, as everywhere; times follow -t as in every table: dated UTC by default, the time of day with -t a.
+    expect(table.stdout).toContain('│ 165   │ 2026-12-01T02:43:25.280Z │ 127.0.0.1:40797 │ 0     │ zstd  │ 499   │ 2,041        │ 14      │ 14     │ 1,000.723   │ NONE (0) │             │');
+    expect((await runKcid(['telemetry', FIXTURE, '-t', 'a'])).stdout).toContain('│ 165   │ 02:43:25.280 │ 127.0.0.1:40797 │ 0     │ zstd  │ 499   │ 2,041        │ 14      │ 14     │ 1,000.723   │ NONE (0) │             │');
+    // Several inputs: numbered from 1 as the legend says, frames as input:frame.
+    const two = (await runKcid(['telemetry', FIXTURE, 'fixtures/kip1313-mix.pcapng'])).stdout.split('\n');
+    expect(two.slice(1, 3)).toEqual([`[1] ${FIXTURE}`, '[2] fixtures/kip1313-mix.pcapng']);
+    expect(two.some((l) => l.startsWith('│ 1:165 '))).toBe(true);
+    expect(two.some((l) => /^│ 2:\d+ /.test(l))).toBe(true);
+    // JSON counts the inputs from 1 too, as the legend and every other JSON format do.
+    const twoJson = JSON.parse((await runKcid(['telemetry', FIXTURE, 'fixtures/kip1313-mix.pcapng', '--format', 'json'])).stdout);
+    const producer = twoJson.instances.find((i: { clientId: string }) => i.clientId === 'kcid-modern-producer');
+    expect(producer.pushes[1]).toMatchObject({ input: 1, frame: 165 });
+    expect(producer.subscriptions[0]).toMatchObject({ input: 1 });
+    expect(new Set(twoJson.instances.flatMap((i: { pushes: { input: number }[] }) => i.pushes.map((p) => p.input)))).toEqual(new Set([1, 2]));
+    expect(new Set(twoJson.findings.map((f: { input: number }) => f.input))).toEqual(new Set([2]));
     expect(table.stdout).toContain('│ org.apache.kafka.producer.node.request.latency.avg  │ gauge           │ -           │ 3      │ 9      │ node.id    │');
     expect(table.stdout).toContain('│ org.apache.kafka.consumer.coordinator.rebalance.latency.total │ sum (monotonic) │ delta       │ 3      │ 3      │ -          │');
     const json = await runKcid(['telemetry', FIXTURE, '--format', 'json']);

@@ -10,7 +10,7 @@ import { str, uuid } from '../kafka/fields.js';
 import { isZeroUuid, uuidEquals, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
 import { ConnState, sameSoftware, withDistinct } from './connection-state.js';
-import { latencyBucket } from './latency.js';
+import { LatencyKeeper, sortedPairs } from './latency.js';
 import { CONNECTION_RULES } from './rules/index.js';
 import type { ConnectionRule, RuleHit, StreamRule } from './rules/rule.js';
 import { captureGap, malformedBody, removedApiVersion, streamDesync, tlsAlert, tlsOnKafkaPort, tlsRecordAuthFailed, tlsRecordUnreadable, unknownApiKey } from './rules/stream-rules.js';
@@ -60,6 +60,8 @@ export class CaptureAnalyzer implements KafkaListener {
   /** Connections with a state (made on their first Kafka event, dropped at their end). */
   private liveStates = 0;
   private readonly shared = new Interner();
+  /** Exact latencies within the capture's budget (latency.ts). */
+  private readonly latencies = new LatencyKeeper();
   private judged: ConnState | null = null;
   private judgedAt: KafkaRequest | KafkaResponse | null = null;
   /**
@@ -134,8 +136,7 @@ export class CaptureAnalyzer implements KafkaListener {
     }
     const q = r.request;
     if (q !== null) {
-      const latency = s.lastUs - toMicros(q.tsSec, q.tsNsec);
-      s.countLatency(latencyBucket(latency));
+      this.latencies.add(s, q.header.apiKey, s.lastUs - toMicros(q.tsSec, q.tsNsec));
       this.learnFromResponse(s, q, r);
       const key = q.header.apiKey;
       if (this.telemetryOn && (key === API_KEY.PushTelemetry || key === API_KEY.GetTelemetrySubscriptions)) this.telemetry.response(s, q, r);
@@ -187,6 +188,7 @@ export class CaptureAnalyzer implements KafkaListener {
     if (s.requests === 0 && s.responses === 0 && s.gaps === 0 && s.findings === 0 && c.tlsInfo === null) this.emptyConnections++;
     else if (this.connections.length < this.maxSummaries) this.connections.push(summarize(s, this.shared));
     else {
+      this.latencies.release(s);
       this.unlisted.connections++;
       this.unlisted.requests += s.requests;
       this.unlisted.responses += s.responses;
@@ -325,6 +327,7 @@ class Summary implements ConnectionSummary {
   firstRequestFrame: number | null;
   firstRequestUs: number | null;
   latency: number[];
+  latencyUs: number[] | undefined;
   tls: TlsInfo | undefined;
 
   constructor(s: ConnState, shared: Interner) {
@@ -350,7 +353,9 @@ class Summary implements ConnectionSummary {
     this.gapBytes = s.gapBytes;
     this.firstRequestFrame = s.firstRequestFrame;
     this.firstRequestUs = s.firstRequestUs;
-    this.latency = s.latency.length === 0 ? EMPTY_LIST : s.latency.slice();
+    // One or the other: every latency (the histogram is derived when needed), or the histogram.
+    this.latency = s.latencyUs !== null || s.latency.length === 0 ? EMPTY_LIST : s.latency.slice();
+    this.latencyUs = s.latencyUs === null ? undefined : sortedPairs(s.latencyUs);
     this.tls = s.conn.tlsInfo ?? undefined;
   }
 }

@@ -7,13 +7,14 @@ import { EMPTY_LIST } from '../base/lists.js';
 import { formatEndpoint } from '../net/address.js';
 import { API_KEY } from '../kafka/protocol.js';
 import type { SoftwareId } from './types.js';
+import type { LatencyState } from './latency.js';
 
 /** Distinct values kept per connection for lists such as ClientIds (a hostile client could send millions). */
 export const MAX_DISTINCT_VALUES = 16;
 /** client-id-after-first candidates kept while waiting to learn whether the connection sends tag 0. */
 export const MAX_DEFERRED = 16;
 
-export class ConnState {
+export class ConnState implements LatencyState {
   readonly client: string;
   readonly broker: string;
   requests = 0;
@@ -54,6 +55,8 @@ export class ConnState {
   clientIdChange: KafkaRequest | null = null;
   /** Latency histogram as [bucket, count, ...] ascending by bucket (see latency.ts): a handful of buckets. */
   latency: number[] = EMPTY_LIST;
+  /** Every latency as [apiKey, µs, ...] in arrival order while they are kept exactly, else null (see LatencyKeeper). */
+  latencyUs: number[] | null = EMPTY_LIST;
   /**
    * One slot for a RequestObserver's own state of this connection (kcid requests keeps its rows
    * awaiting a response here): a field dies with the connection, where a Map keyed by request or

@@ -84,7 +84,14 @@ export function parseApis(text: string): Set<number> {
 
 const UNIT_US: Record<string, number> = { ms: 1e3, s: 1e6, m: 60e6, h: 3600e6 };
 
-/** An ISO 8601 time, or an offset from the capture start such as 90s, +5m, 1h30m, 250ms. */
+/**
+ * A day or a time of day in UTC: 2025-12-01, 2025-12-01 00:00:00, 2025-12-01T00:00:00.5Z; with a zone
+ * (Z, +01:00, +0100) it is in that zone. Every time kcid prints is UTC, so one without a zone is UTC
+ * too (not the host's zone).
+ */
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)? ?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/** An ISO 8601 time (or day), or an offset from the capture start such as 90s, +5m, 1h30m, 250ms. */
 export function parseTimeBound(text: string, option: string): TimeBound {
   const t = text.trim().replace(/^\+/, '');
   if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) {
@@ -92,14 +99,23 @@ export function parseTimeBound(text: string, option: string): TimeBound {
     for (const [, n, , unit] of t.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) us += Number(n) * UNIT_US[unit!]!;
     return { offsetUs: Math.round(us) };
   }
-  if (/^\d{4}-\d{2}-\d{2}T/.test(t)) {
-    const frac = /\.(\d+)/.exec(t)?.[1] ?? '';
-    // Every time kcid prints is UTC, so a time without a zone is UTC too (not the host's zone).
-    const zoned = /(Z|[+-]\d{2}:?\d{2})$/i.test(t) ? t : `${t}Z`;
-    const ms = Date.parse(zoned);
-    if (!Number.isNaN(ms)) return { absoluteUs: Math.floor(ms / 1000) * 1_000_000 + Math.floor(Number(`0.${frac || '0'}`) * 1e6) };
+  const m = ISO_TIME.exec(t);
+  if (m !== null) {
+    const [y, mo, d, h = 0, mi = 0, sec = 0] = m.slice(1, 7).map((v) => (v === undefined ? undefined : Number(v))) as number[];
+    const zone = m[8] ?? 'Z';
+    const offsetMin = /^z$/i.test(zone) ? 0 : (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)));
+    const dayMs = Date.UTC(y!, mo! - 1, d!);
+    const day = new Date(dayMs);
+    // Date.UTC rolls 2025-02-30 over into March: a day that is not on the calendar is an error.
+    const real = day.getUTCFullYear() === y && day.getUTCMonth() === mo! - 1 && day.getUTCDate() === d && h <= 23 && mi <= 59 && sec <= 60;
+    if (real) {
+      const seconds = dayMs / 1000 + h * 3600 + mi * 60 + sec - offsetMin * 60;
+      return { absoluteUs: seconds * 1_000_000 + Number((m[7] ?? '').padEnd(6, '0').slice(0, 6)) };
+    }
   }
-  throw new FilterError(`invalid ${option} '${text}' (expected an ISO time such as 2026-12-01T02:00:00Z, or an offset from the capture start such as 90s or 5m)`);
+  throw new FilterError(
+    `invalid ${option} '${text}' (expected a UTC time such as 2026-12-01, 2026-12-01 02:00:00 or 2026-12-01T02:00:00Z, or an offset from the capture start such as 90s or 5m)`,
+  );
 }
 
 export function resolveBound(b: TimeBound, startUs: number | null): number {

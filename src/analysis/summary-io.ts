@@ -6,7 +6,8 @@
 import { isJsonObject, JsonList, writeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { activityProblem } from './activity.js';
-import type { CaptureSummary, TelemetryEvent } from './types.js';
+import { histogramOf } from './latency.js';
+import type { CaptureSummary, ConnectionSummary, TelemetryEvent } from './types.js';
 
 export const SUMMARY_KIND = 'kcid-summary';
 
@@ -20,11 +21,19 @@ export function writeSummaryJson(summary: CaptureSummary, write: (s: string) => 
     kind: SUMMARY_KIND,
     version: summary.version,
     inputs: summary.inputs,
-    connections: new JsonList(summary.connections, (c) => c),
+    connections: new JsonList(summary.connections, withHistogram),
     findings: new JsonList(summary.findings, (f) => f),
     ...(summary.telemetry !== undefined && summary.telemetry.length > 0 ? { telemetry: new JsonList(summary.telemetry, (t) => t) } : {}),
   };
   writeJson(doc, 0, write);
+}
+
+/**
+ * A connection as its summary file carries it: with its histogram even when it kept every latency
+ * (in memory it then holds only those), so a reader that knows only histograms still has them.
+ */
+function withHistogram(c: ConnectionSummary): ConnectionSummary {
+  return c.latency.length === 0 && c.latencyUs !== undefined && c.latencyUs.length > 0 ? { ...c, latency: histogramOf(c.latencyUs) } : c;
 }
 
 export function renderSummaryJson(summary: CaptureSummary): string {
@@ -60,6 +69,13 @@ export function parseSummary(text: string, file: string): CaptureSummary {
     throw new SummaryError(`${file}: an 'input' index points past its inputs`);
   }
   const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+  for (const c of doc.connections as Record<string, unknown>[]) {
+    const us = c.latencyUs;
+    if (us === undefined) continue;
+    if (!Array.isArray(us) || us.length % 2 !== 0 || !us.every((v, i) => (i % 2 === 0 ? count(v) : Number.isSafeInteger(v)))) {
+      throw new SummaryError(`${file}: a connection's 'latencyUs' is not [apiKey, microseconds, ...]`);
+    }
+  }
   for (const input of inputs) {
     const n = input.notListed;
     if (n === undefined) continue;

@@ -103,8 +103,13 @@ export interface ConnectionSummary {
   /** Frame and time of the first request (for findings about the connection as a whole). */
   firstRequestFrame: number | null;
   firstRequestUs: number | null;
-  /** Request latencies in microseconds, log-bucketed (see analysis/latency.ts). */
+  /**
+   * Request latencies in microseconds, log-bucketed (see analysis/latency.ts). In memory it is empty
+   * when `latencyUs` holds them (connectionHistogram derives it); summary files carry both.
+   */
   latency: number[];
+  /** Every latency as [apiKey, µs, ...] ascending by API, then latency, when the connection kept them all. */
+  latencyUs?: number[];
   /** For a connection over TLS: what its handshake showed (absent for plaintext connections). */
   tls?: TlsInfo;
 }

@@ -197,7 +197,7 @@ export function severities(config: Config, o: { rule?: string[] }): Map<string, 
 }
 
 /** The clock tables show times with (-t), for the inputs starting at `startUs`. TZ is read for -t l. */
-function clockFor(o: { timeFormat?: string }, startUs: number | null | (() => number | null), io: Io): Clock {
+export function clockFor(o: { timeFormat?: string }, startUs: number | null | (() => number | null), io: Io): Clock {
   try {
     return makeClock((o.timeFormat ?? 'ad') as TimeFormat, startUs, io.env.TZ);
   } catch (e) {
@@ -207,7 +207,7 @@ function clockFor(o: { timeFormat?: string }, startUs: number | null | (() => nu
 }
 
 /** Columns for tables: the terminal's, or a fixed 200 when not a terminal (files and CI logs stay stable). */
-function tableWidth(out: Out): number {
+export function tableWidth(out: Out): number {
   return out.isTTY ? (out.columns ?? 200) : 200;
 }
 

@@ -44,7 +44,7 @@ function addCaptureOptions(cmd: Command): Command {
     .option('--client <host[:port]>', 'only this client address')
     .option('--broker <host[:port]>', 'only this broker address')
     .option('--api <apis>', 'only these APIs, e.g. Produce,Fetch (names or keys)')
-    .option('--since <time>', 'only from this time: ISO 8601, or an offset from the capture start such as 90s or 5m')
+    .option('--since <time>', 'only from this time: 2026-12-01, 2026-12-01 02:00:00 (UTC unless a zone is given), or an offset from the capture start such as 90s or 5m')
     .option('--until <time>', 'only up to this time (same forms as --since)')
     .option('--max-telemetry-bytes <size>', 'largest PushTelemetry frame kept, and the most its metrics may decompress to, when they are decoded (default: 16MiB)')
     .option('--kafka-specs <path>', "decode with your Kafka's message schemas: a folder of its common/message JSON files or a kafka-clients jar")

@@ -1,14 +1,15 @@
 /** `kcid telemetry`: the KIP-714 conversations of the captures, their pushes decoded. */
-import { filterReport, parseApis } from '../analysis/filters.js';
+import { captureStartUs, filterReport, parseApis } from '../analysis/filters.js';
 import { analyzeAll } from '../analysis/parallel.js';
 import { buildReport } from '../analysis/report.js';
-import { applyConfig, captureOptions, checkInputs, parseFilters, parseJobs, severities, styleFor, type CommonCliOptions, type GivenOnCli } from './commands.js';
+import { applyConfig, captureOptions, checkInputs, clockFor, parseFilters, parseJobs, severities, styleFor, tableWidth, type CommonCliOptions, type GivenOnCli } from './commands.js';
 import { EXIT_CLEAN, type Io } from './io.js';
 import { Out } from './output.js';
 import { Progress } from './progress.js';
 
 export interface TelemetryCliOptions extends CommonCliOptions {
   format: string;
+  timeFormat?: string;
   rule?: string[];
   config?: string;
   output?: string;
@@ -27,7 +28,7 @@ export async function telemetryCommand(captures: string[], o: TelemetryCliOption
   const report = filterReport(buildReport(summary, { severities: severities(config, o) }), filters);
   const out = new Out(io.stdout, o.output);
   const { renderTelemetryJson, renderTelemetryTable } = await import('../report/telemetry.js');
-  out.write(o.format === 'json' ? renderTelemetryJson(report) : renderTelemetryTable(report, await styleFor(out, io)));
+  out.write(o.format === 'json' ? renderTelemetryJson(report) : renderTelemetryTable(report, await styleFor(out, io), tableWidth(out), clockFor(o, captureStartUs(report), io)));
   out.close();
   return EXIT_CLEAN;
 }

@@ -1,6 +1,6 @@
 /** `kcid clients`: one row per client instance, or one instance in detail with a timeline. */
 import type { InstanceModel } from '../analysis/instances.js';
-import { mergeHistograms, percentileMs } from '../analysis/latency.js';
+import { latencyPercentiles } from '../analysis/latency.js';
 import type { Report } from '../analysis/report.js';
 import type { Finding, Severity } from '../analysis/types.js';
 import { safeJson } from '../base/json-text.js';
@@ -19,6 +19,8 @@ export interface ClientStats {
   errors: number;
   p50Ms: number | null;
   p99Ms: number | null;
+  /** The percentiles are exact latencies, not bucket bounds (analysis/latency.ts). */
+  latencyExact: boolean;
   findings: Record<Severity, number>;
 }
 
@@ -34,15 +36,16 @@ export function instanceFindings(report: Report, inst: InstanceModel): Finding[]
 
 export function clientStats(report: Report): ClientStats[] {
   return report.instances.map((instance) => {
-    const latency = mergeHistograms(instance.connections.map((c) => c.latency));
+    const latency = latencyPercentiles(instance.connections);
     const findings = { error: 0, warning: 0, info: 0 };
     for (const f of instanceFindings(report, instance)) findings[f.severity]++;
-    return { instance, errorResponses: instance.errorResponses, errors: instance.errors, p50Ms: percentileMs(latency, 50), p99Ms: percentileMs(latency, 99), findings };
+    return { instance, errorResponses: instance.errorResponses, errors: instance.errors, p50Ms: latency.p50Ms, p99Ms: latency.p99Ms, latencyExact: latency.exact, findings };
   });
 }
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-const ms = (v: number | null): string => (v === null ? '-' : v.toFixed(v < 10 ? 2 : 1));
+/** A percentile: exact to the microsecond, or a bucket bound marked ≈ (within 5%, see latency.ts). */
+export const percentileText = (v: number | null, exact: boolean): string => (v === null ? '-' : exact ? v.toFixed(3) : `≈${v.toFixed(v < 10 ? 2 : 1)}`);
 const list = (values: readonly string[]): string => (values.length === 0 ? '-' : values.map(sanitize).join('\n'));
 
 const CLIENTS_HEAD = ['Client instance ID', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests', 'Errors', 'p50 ms', 'p99 ms', 'Findings'];
@@ -66,8 +69,8 @@ export function renderClientsTable(report: Report, style: Style, width = Infinit
       String(i.connections.length),
       String(i.requests),
       String(s.errors),
-      ms(s.p50Ms),
-      ms(s.p99Ms),
+      percentileText(s.p50Ms, s.latencyExact),
+      percentileText(s.p99Ms, s.latencyExact),
       f.error + f.warning + f.info === 0 ? '-' : [f.error && style.severity('error', plural(f.error, 'error')), f.warning && style.severity('warning', plural(f.warning, 'warning')), f.info && style.severity('info', plural(f.info, 'note'))].filter(Boolean).join('\n'),
     ]);
   }
@@ -89,6 +92,7 @@ export function renderClientsJson(report: Report): string {
     errors: s.errors,
     latencyP50Ms: s.p50Ms,
     latencyP99Ms: s.p99Ms,
+    latencyExact: s.latencyExact,
     findings: s.findings,
   }));
   return `${safeJson(doc, 2)}\n`;
@@ -126,7 +130,7 @@ export function renderClientDetail(
     `ClientIds: ${inst.clientIds.map((c) => `"${sanitize(c)}"`).join(', ') || '(null)'}`,
     `Software: ${inst.software.map((x) => sanitize(`${x.name} ${x.version}`)).join(', ') || '-'}`,
     `Hosts: ${inst.clientAddresses.join(', ')}    Brokers: ${inst.brokers.join(', ')}`,
-    `Requests: ${inst.requests}, responses: ${inst.responses}, error responses: ${s.errorResponses} (${s.errors} error codes), latency p50 ${ms(s.p50Ms)} ms, p99 ${ms(s.p99Ms)} ms`,
+    `Requests: ${inst.requests}, responses: ${inst.responses}, error responses: ${s.errorResponses} (${s.errors} error codes), latency p50 ${percentileText(s.p50Ms, s.latencyExact)} ms, p99 ${percentileText(s.p99Ms, s.latencyExact)} ms`,
     `Seen: ${clock(inst.firstUs)} to ${clock(inst.lastUs)}`,
   ].map((l) => fit(l, '    '));
   lines.push(...inputLegendLines(report), '', style.bold('Connections'));

@@ -29,9 +29,12 @@ const inRange = (ms: number): boolean => Math.abs(ms) <= 8.64e15 - DAY_MS;
 /** "2025-12-01T00:00:00.004" for a time `ms` in UTC (shifted by an offset for local time). */
 const isoMs = (ms: number): string => new Date(ms).toISOString().slice(0, 23);
 
-/** Seconds with milliseconds: 12.004, -0.250. */
+/**
+ * Seconds with milliseconds: 12.004, -0.250. Cut to the millisecond, not rounded, as the absolute
+ * formats are: 0.0005 s is 0.000 in every format.
+ */
 function seconds(us: number): string {
-  const ms = Math.round(us / 1000);
+  const ms = Math.floor(us / 1000);
   const sign = ms < 0 ? '-' : '';
   const abs = Math.abs(ms);
   return `${sign}${Math.floor(abs / 1000)}.${String(abs % 1000).padStart(3, '0')}`;

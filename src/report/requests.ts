@@ -17,6 +17,7 @@ import { int } from '../kafka/fields.js';
 import type { readPushMetrics } from '../telemetry/index.js';
 import { pushMetricsJson, pushMetricsSummary } from './telemetry-json.js';
 import { safeJson } from '../base/json-text.js';
+import { wrap } from './wrap.js';
 import { sanitize } from '../base/sanitize.js';
 import { toMicros, isoMicros } from '../base/time.js';
 import type { Clock } from './clock.js';
@@ -469,7 +470,9 @@ export class RequestTable {
       this.dropped.length === 0 ? '' : `${this.dropped.map((i) => COLUMNS[i]!.title).join(', ')} not shown`,
       this.shortened ? 'long values shortened' : '',
     ].filter((p) => p !== '');
-    return `(${this.o.width} columns: ${parts.join(', ')}; into a pipe or with --format ndjson nothing is cut)\n`;
+    const text = `(${this.o.width} columns: ${parts.join(', ')}; into a pipe or with --format ndjson nothing is cut)`;
+    // It is a terminal's line too: wrapped at spaces to its width.
+    return `${(this.o.width === undefined ? [text] : wrap(text, this.o.width)).join('\n')}\n`;
   }
 }
 

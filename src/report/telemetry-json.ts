@@ -50,7 +50,7 @@ export function intervalMs(c: TelemetryConversation, i: number): number | null {
 
 function subscriptionJson(s: TelemetrySubscriptionEvent) {
   return {
-    input: s.input,
+    input: s.input + 1,
     frame: s.frame,
     responseFrame: s.responseFrame,
     time: isoMicros(s.timeUs),
@@ -70,7 +70,7 @@ function subscriptionJson(s: TelemetrySubscriptionEvent) {
 function pushJson(p: TelemetryPushEvent, interval: number | null) {
   const payload = p.payload;
   return {
-    input: p.input,
+    input: p.input + 1,
     frame: p.frame,
     responseFrame: p.responseFrame,
     time: isoMicros(p.timeUs),

@@ -4,17 +4,18 @@
  * shape (telemetryJson) is also the `telemetry` member of `kcid analyze --format json`.
  */
 import { wrap } from './wrap.js';
-import Table from 'cli-table3';
 import { intervalMs, metricRollup, telemetryJson } from './telemetry-json.js';
 import type { Report } from '../analysis/report.js';
 import type { Finding, TelemetrySubscriptionEvent } from '../analysis/types.js';
 import type { TelemetryConversation } from '../analysis/telemetry-conversations.js';
-import { errorName } from '../kafka/protocol.js';
+import { errorLabel } from '../kafka/protocol.js';
 import { compressionName } from '../telemetry/names.js';
 import { sanitize } from '../base/sanitize.js';
 import { isoMicros } from '../base/time.js';
 import { safeJson } from '../base/json-text.js';
 import type { Style } from './style.js';
+import { fittedTable, inputLegendLines } from './table.js';
+import { makeClock, type Clock } from './clock.js';
 
 const TELEMETRY_FORMAT_VERSION = 1;
 
@@ -47,26 +48,23 @@ export function renderTelemetryJson(report: Report): string {
       client: f.client,
       broker: f.broker,
       clientInstanceId: f.clientInstanceId,
-      input: f.input,
+      input: f.input + 1,
     })),
   };
   return `${safeJson(doc, 2)}\n`;
 }
 
-function table(head: string[], style: Style): Table.Table {
-  return new Table({
-    head: head.map((h) => style.bold(h)),
-    style: { head: [], border: [], compact: true },
-    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-  });
-}
 
 const num = (n: number | null): string => (n === null ? '-' : n.toLocaleString('en-US'));
-const err = (code: number | null): string => (code === null ? '-' : code === 0 ? '0' : `${code} ${errorName(code)}`);
+/** An error code by name and number, as every table shows it: UNSUPPORTED_VERSION (35), NONE (0). */
+const err = (code: number | null): string => (code === null ? '-' : errorLabel(code));
 const plural = (n: number, word: string, many = `${word}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
-const clock = (us: number): string => isoMicros(us).slice(11, 23);
 
-export function renderTelemetryTable(report: Report, style: Style): string {
+/**
+ * `kcid telemetry` as tables. `width`: the terminal's columns (200 into a pipe): each table drops
+ * its least needed columns, then wraps its long ones, to fit, as the other tables do. `clock`: -t.
+ */
+export function renderTelemetryTable(report: Report, style: Style, width = 200, clock: Clock = makeClock('a')): string {
   const convs = report.telemetry;
   const findings = telemetryFindings(report);
   const pushes = convs.reduce((n, c) => n + c.pushes.length, 0);
@@ -77,8 +75,10 @@ export function renderTelemetryTable(report: Report, style: Style): string {
     `${plural(convs.length, 'client instance')} with telemetry, ${plural(pushes, 'push', 'pushes')} (${decoded.toLocaleString('en-US')} decoded): ` +
       `${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${plural(counts.info, 'note')}`,
   ];
+  lines.push(...inputLegendLines(report));
   const multiple = report.inputs.length > 1;
-  const frame = (input: number, f: number | null) => (f === null ? '-' : multiple ? `${input}:${f}` : String(f));
+  // Inputs counted from 1, as the legend and every other table number them.
+  const frame = (input: number, f: number | null) => (f === null ? '-' : multiple ? `${input + 1}:${f}` : String(f));
   for (const c of convs) {
     lines.push('', style.bold(`Client instance ${c.instanceId ?? '(none)'}`) + `  ${sanitize(c.clientId ?? '(no ClientId)')}  ${c.clientIp}`);
     const latest = [...c.pushes].reverse().find((p) => p.push.payload !== null)?.push.payload ?? null;
@@ -88,9 +88,9 @@ export function renderTelemetryTable(report: Report, style: Style): string {
     if (latest !== null && latest.scopes.length > 0) lines.push(`Scope: ${latest.scopes.map(sanitize).join(', ')}`);
     const subs = c.events.filter((e): e is TelemetrySubscriptionEvent => e.kind === 'subscription');
     if (subs.length > 0) {
-      const t = table(['Frame', 'Time', 'Broker', 'Error', 'SubscriptionId', 'PushIntervalMs', 'TelemetryMaxBytes', 'Accepted codecs', 'Delta', 'RequestedMetrics'], style);
+      const rows: string[][] = [];
       for (const s of subs) {
-        t.push([
+        rows.push([
           frame(s.input, s.responseFrame ?? s.frame),
           clock(s.timeUs),
           s.broker,
@@ -103,14 +103,14 @@ export function renderTelemetryTable(report: Report, style: Style): string {
           s.requestedMetrics.length === 0 ? '(none)' : s.requestedMetrics.map((m) => (m === '' ? '(all)' : sanitize(m))).join('\n'),
         ]);
       }
-      lines.push('Subscriptions', t.toString());
+      lines.push('Subscriptions', fittedTable(SUBSCRIPTION_HEAD, rows, ['Delta', 'TelemetryMaxBytes', 'SubscriptionId', 'Accepted codecs', 'Time'], style, width, ['RequestedMetrics', 'Broker']));
     }
     if (c.pushes.length > 0) {
-      const t = table(['Frame', 'Time', 'Broker', 'SubId', 'Codec', 'Bytes', 'Decompressed', 'Metrics', 'Points', 'Interval ms', 'Error', 'Terminating'], style);
+      const rows: string[][] = [];
       c.pushes.forEach((p, i) => {
         const e = p.push;
         const payload = e.payload;
-        t.push([
+        rows.push([
           frame(e.input, e.frame),
           clock(e.timeUs),
           e.broker,
@@ -125,25 +125,26 @@ export function renderTelemetryTable(report: Report, style: Style): string {
           e.terminating ? 'yes' : '',
         ]);
       });
-      lines.push('Pushes', t.toString());
+      lines.push('Pushes', fittedTable(PUSH_HEAD, rows, ['SubId', 'Terminating', 'Points', 'Decompressed', 'Interval ms', 'Codec', 'Time'], style, width, ['Broker', 'Error']));
     }
     const metrics = metricRollup(c);
     if (metrics.length > 0) {
-      const t = table(['Metric', 'Type', 'Temporality', 'Pushes', 'Points', 'Attributes'], style);
-      for (const m of metrics) {
+      const rows = metrics.map((m) => {
         const type = m.type === 'sum' ? (m.monotonic ? 'sum (monotonic)' : 'sum') : m.type;
-        t.push([sanitize(m.name), type, m.temporality ?? '-', num(m.pushes), num(m.points), m.attributes.map(sanitize).join(', ') || '-']);
-      }
-      lines.push('Metrics', t.toString());
+        return [sanitize(m.name), type, m.temporality ?? '-', num(m.pushes), num(m.points), m.attributes.map(sanitize).join(', ') || '-'];
+      });
+      lines.push('Metrics', fittedTable(['Metric', 'Type', 'Temporality', 'Pushes', 'Points', 'Attributes'], rows, ['Temporality', 'Pushes'], style, width, ['Metric', 'Attributes', 'Type']));
     }
   }
   if (findings.length > 0) {
-    const t = table(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'Message'], style);
-    for (const f of findings) t.push([style.severity(f.severity), f.rule, frame(f.input, f.frame), `${f.client} -> ${f.broker}`, sanitize(f.message)]);
-    lines.push('', 'Findings', t.toString());
+    const rows = findings.map((f) => [style.severity(f.severity), f.rule, frame(f.input, f.frame), `${f.client} -> ${f.broker}`, sanitize(f.message)]);
+    lines.push('', 'Findings', fittedTable(['Severity', 'Rule', 'Frame', 'Client -> Broker', 'Message'], rows, ['Client -> Broker', 'Frame'], style, width, ['Message', 'Rule']));
   }
-  return `${lines.join('\n')}\n`;
+  return `${lines.map((l) => (l.includes('\n') ? l : fitLine(l, width))).join('\n')}\n`;
 }
+
+const SUBSCRIPTION_HEAD = ['Frame', 'Time', 'Broker', 'Error', 'SubscriptionId', 'PushIntervalMs', 'TelemetryMaxBytes', 'Accepted codecs', 'Delta', 'RequestedMetrics'];
+const PUSH_HEAD = ['Frame', 'Time', 'Broker', 'SubId', 'Codec', 'Bytes', 'Decompressed', 'Metrics', 'Points', 'Interval ms', 'Error', 'Terminating'];
 
 /**
  * A few lines for `kcid clients --instance`: the instance's subscriptions and pushes in brief, each

@@ -4,7 +4,8 @@
  * two on a common origin (the epoch), so buckets of different inputs add up exactly, and the
  * page widens them until at most MAX_COLUMNS fill the range.
  */
-import { bucketUpperUs, percentileMs } from '../../analysis/latency.js';
+import { apiPercentiles, bucketUpperUs, samplesByApi } from '../../analysis/latency.js';
+import { percentileText } from '../clients.js';
 import type { Report } from '../../analysis/report.js';
 import { apiName } from '../../kafka/protocol.js';
 import { isoMicros } from '../../base/time.js';
@@ -161,6 +162,8 @@ export interface ApiLatency {
   responses: number;
   p50: number | null;
   p99: number | null;
+  /** p50 and p99 are latencies that happened: every response's latency was kept (analysis/latency.ts). */
+  exact: boolean;
 }
 
 export function latencies(report: Report): ApiLatency[] {
@@ -172,13 +175,15 @@ export function latencies(report: Report): ApiLatency[] {
       for (let i = 0; i < flat.length; i += 2) m.set(flat[i]!, (m.get(flat[i]!) ?? 0) + flat[i + 1]!);
     }
   }
+  const samples = samplesByApi(report.connections);
   return [...byApi]
     .sort((a, b) => a[0] - b[0])
     .map(([apiKey, m]) => {
       const histogram = [...m].sort((a, b) => a[0] - b[0]).flat();
       let responses = 0;
       for (const n of m.values()) responses += n;
-      return { apiKey, histogram, responses, p50: percentileMs(histogram, 50), p99: percentileMs(histogram, 99) };
+      const p = apiPercentiles(histogram, responses, samples.get(apiKey));
+      return { apiKey, histogram, responses, p50: p.p50Ms, p99: p.p99Ms, exact: p.exact };
     });
 }
 
@@ -209,7 +214,9 @@ export function renderLatency(apis: readonly ApiLatency[]): string {
     const y0 = top + i * rowH;
     const name = apiName(a.apiKey);
     parts.push(`<text class="lane-label" x="4" y="${y0 + 16}">${esc(name)}</text>`);
-    parts.push(`<text x="${left - 8}" y="${y0 + 16}" text-anchor="end">p50 ${esc(a.p50 === null ? '-' : `${a.p50} ms`)} · p99 ${esc(a.p99 === null ? '-' : `${a.p99} ms`)}</text>`);
+    const p50 = percentileText(a.p50, a.exact);
+    const p99 = percentileText(a.p99, a.exact);
+    parts.push(`<text x="${left - 8}" y="${y0 + 16}" text-anchor="end">p50 ${esc(a.p50 === null ? '-' : `${p50} ms`)} · p99 ${esc(a.p99 === null ? '-' : `${p99} ms`)}</text>`);
     let peak = 0;
     for (let j = 1; j < a.histogram.length; j += 2) peak = Math.max(peak, a.histogram[j]!);
     const g: string[] = [];
@@ -221,7 +228,7 @@ export function renderLatency(apis: readonly ApiLatency[]): string {
       const h = Math.max(1, (n / peak) * (rowH - 6));
       g.push(`<rect class="lat" x="${n2(x1)}" y="${n2(y0 + rowH - 3 - h)}" width="${n2(Math.max(1, x2 - x1))}" height="${n2(h)}"/>`);
     }
-    const tip = esc(`${name}: ${plural(a.responses, 'response')}, p50 ${a.p50 ?? '-'} ms, p99 ${a.p99 ?? '-'} ms`);
+    const tip = esc(`${name}: ${plural(a.responses, 'response')}, p50 ${p50} ms, p99 ${p99} ms`);
     parts.push(`<g class="api-latency" tabindex="0"><title>${tip}</title><rect class="band" x="${left}" y="${y0 + 2}" width="${WIDTH - RIGHT - left}" height="${rowH - 4}"/>${g.join('')}`);
     for (const [cls, v] of [['p50', a.p50], ['p99', a.p99]] as const) {
       if (v === null) continue;

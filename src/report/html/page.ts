@@ -9,7 +9,8 @@
  * the MAX_ constants), what a cap aggregated or left out is said under the part it concerns, and
  * the page of 1,000,000 requests stays a few MB (tested).
  */
-import { mergeHistograms, percentileMs } from '../../analysis/latency.js';
+import { latencyPercentiles } from '../../analysis/latency.js';
+import { percentileText } from '../clients.js';
 import { SEVERITY_RANK, type Report } from '../../analysis/report.js';
 import type { Finding } from '../../analysis/types.js';
 import { API_KEY as API, apiLabel, apiName } from '../../kafka/protocol.js';
@@ -143,10 +144,10 @@ function latencySection(report: Report): string {
   const apis = latencies(report);
   if (apis.length === 0) return '<p>No answered requests.</p>';
   const rows = apis.map((a) =>
-    ['<tr>', td(apiName(a.apiKey)), td(count(a.responses), 'num', a.responses), td(a.p50 === null ? '-' : String(a.p50), 'num', a.p50 ?? -1), td(a.p99 === null ? '-' : String(a.p99), 'num', a.p99 ?? -1), '</tr>'].join(''),
+    ['<tr>', td(apiName(a.apiKey)), td(count(a.responses), 'num', a.responses), td(percentileText(a.p50, a.exact), 'num', a.p50 ?? -1), td(percentileText(a.p99, a.exact), 'num', a.p99 ?? -1), '</tr>'].join(''),
   );
   return (
-    `<p class="note">Time from request to response, on a logarithmic axis; green line p50, red line p99 (within 5%: the histogram's buckets).</p>` +
+    `<p class="note">Time from request to response, on a logarithmic axis; green line p50, red line p99: exact latencies, or marked ≈ when they are bucket bounds (within 5%).</p>` +
     renderLatency(apis) +
     table('latency-table', ['API', ['Responses', 'num'], ['p50 ms', 'num'], ['p99 ms', 'num']], rows)
   );
@@ -155,9 +156,7 @@ function latencySection(report: Report): string {
 function instancesSection(report: Report): string {
   const shown = report.instances.slice(0, MAX_TABLE_ROWS);
   const rows = shown.map((inst) => {
-    const latency = mergeHistograms(inst.connections.map((c) => c.latency));
-    const p50 = percentileMs(latency, 50);
-    const p99 = percentileMs(latency, 99);
+    const { p50Ms: p50, p99Ms: p99, exact } = latencyPercentiles(inst.connections);
     return [
       '<tr>',
       td(inst.clientInstanceId ?? '(none)', 'id'),
@@ -169,8 +168,8 @@ function instancesSection(report: Report): string {
       td(count(inst.connections.length), 'num', inst.connections.length),
       td(count(inst.requests), 'num', inst.requests),
       td(count(inst.errorResponses), 'num', inst.errorResponses),
-      td(p50 === null ? '-' : String(p50), 'num', p50 ?? -1),
-      td(p99 === null ? '-' : String(p99), 'num', p99 ?? -1),
+      td(percentileText(p50, exact), 'num', p50 ?? -1),
+      td(percentileText(p99, exact), 'num', p99 ?? -1),
       td(isoMicros(inst.firstUs), 'mono'),
       td(isoMicros(inst.lastUs), 'mono'),
       '</tr>',

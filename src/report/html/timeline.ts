@@ -8,7 +8,7 @@
 import type { InstanceModel } from '../../analysis/instances.js';
 import type { Report } from '../../analysis/report.js';
 import type { ConnectionSummary, Finding } from '../../analysis/types.js';
-import { apiLabel, errorName } from '../../kafka/protocol.js';
+import { apiLabel, errorLabel } from '../../kafka/protocol.js';
 import { isoMicros } from '../../base/time.js';
 import { clip, count, duration, esc, escLines, n2, plural } from './text.js';
 
@@ -150,7 +150,7 @@ function tickTip(t: readonly (number | null)[], c: ConnectionSummary, multipleIn
   const answer =
     latencyUs === null
       ? 'no response seen'
-      : `${errorCode === null ? 'error code not decoded' : errorCode === 0 ? 'no error' : `error ${errorCode} ${errorName(errorCode!)}`}, ${duration(latencyUs!)}`;
+      : `${errorCode === null ? 'error code not decoded' : errorCode === 0 ? 'no error' : `error ${errorLabel(errorCode!)}`}, ${duration(latencyUs!)}`;
   return `${where} · ${apiLabel(apiKey!, apiVersion!)} · corr ${corr}\n${c.client} -> ${c.broker}\n${isoMicros(us!)} · ${answer}`;
 }
 
