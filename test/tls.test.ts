@@ -6,13 +6,15 @@
  */
 import { constants } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import net from 'node:net';
+import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { tmpFile } from './builder/capture.js';
 import { requestFrame } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
-import { CONTENT, Tls13Session, record, u8 } from './builder/tls.js';
+import { CONTENT, handshake, Tls13Sender, Tls13Session, record, u8 } from './builder/tls.js';
 import { analyzeFiles, brief, ID_A, ID_A_B64, runKcid } from './helpers.js';
-import { captureOf, recordTls, recordTlsConnections, responseTo, testCertificate, type RecordOptions, type TlsRecording } from './tls/record.js';
+import { captureOf, recordTls, recordTlsConnections, responseTo, testCertificate, type Chunk, type RecordOptions, type TlsRecording } from './tls/record.js';
 
 const haveOpenssl = testCertificate() !== null;
 
@@ -465,4 +467,277 @@ describe('TLS 1.3: a capture gap over record boundaries', () => {
     ]);
     expect(report.counts.requests).toBe(0);
   });
+});
+
+/** A made-up TLS 1.3 connection to `broker` whose client sends `plaintext` (sealed) and the server answers `answer`. */
+function madeUpOn(s: Scenario, client: string, broker: string, plaintext: Buffer[], answer: Buffer[] = []): Tls13Session {
+  const tls = new Tls13Session();
+  const conn = s.connect({ client, broker });
+  conn.clientBytes(tls.clientFirst());
+  conn.serverBytes(tls.serverFlight());
+  conn.clientBytes(tls.clientFinished());
+  for (const p of plaintext) conn.clientBytes(tls.client.seal(CONTENT.APPLICATION_DATA, p));
+  for (const a of answer) conn.serverBytes(tls.server.seal(CONTENT.APPLICATION_DATA, a));
+  conn.close();
+  return tls;
+}
+
+const apiVersions = (correlationId: number): Buffer =>
+  Buffer.from(requestFrame({ apiKey: 18, apiVersion: 3, correlationId, clientId: 'detected', body: Buffer.from('0a6b6369642d7465737405302e312e3000', 'hex') }));
+
+describe('TLS on ports found only by detection (not --port)', () => {
+  it('with keys: a TLS connection on any port is decrypted, and Kafka is detected in its plaintext', async () => {
+    const s = new Scenario();
+    const tls = madeUpOn(s, '10.9.0.1:50001', '10.9.0.2:19093', [apiVersions(1), apiVersions(2)], [responseTo(apiVersions(1)), responseTo(apiVersions(2))]);
+    const capture = s.file('detect-tls.pcap');
+    const keys = tmpFile('detect-tls.keys', tls.keylog);
+    expect(await requestRows(capture, ['--tls-keylog', keys])).toEqual([
+      [18, 3, 1, 'detected', true, 0],
+      [18, 3, 2, 'detected', true, 0],
+    ]);
+    const { doc } = await analyzeJson(capture, ['--tls-keylog', keys]);
+    expect(doc.findings).toEqual([]);
+    expect(doc.inputs[0].kafkaPorts).toEqual([19093]);
+    expect(doc.connections.map((c: any) => [c.client, c.broker, c.tls.decrypted, c.tls.sni])).toEqual([['10.9.0.1:50001', '10.9.0.2:19093', true, 'broker1.kafka.test']]);
+    // --no-detect: only --port is Kafka.
+    expect(await requestRows(capture, ['--tls-keylog', keys, '--no-detect'])).toEqual([]);
+  });
+
+  it('with keys, plaintext that is not Kafka (HTTP over TLS) is not a Kafka connection, and says nothing', async () => {
+    const s = new Scenario();
+    const tls = madeUpOn(s, '10.9.0.1:50001', '10.9.0.2:8443', [Buffer.from('GET / HTTP/1.1\r\nHost: example.test\r\n\r\n')], [Buffer.from('HTTP/1.1 200 OK\r\n\r\n')]);
+    const capture = s.file('https.pcap');
+    const keys = tmpFile('https.keys', tls.keylog);
+    const { code, doc } = await analyzeJson(capture, ['--tls-keylog', keys]);
+    expect(code).toBe(0);
+    expect(doc.findings).toEqual([]);
+    expect(doc.connections).toEqual([]);
+  });
+
+  it('without keys on a port where plaintext Kafka was detected before the handshake: the handshake and one note', async () => {
+    // Not when Kafka is seen on the port only after the TLS connection's ServerHello: kcid does not keep
+    // reassembling every TLS connection it cannot read in case its port turns out to be Kafka later.
+    for (const order of ['plaintext first', 'TLS first', 'TLS closed before any Kafka there'] as const) {
+      const s = new Scenario();
+      const plain = s.connect({ client: '10.9.0.7:40000', broker: '10.9.0.2:19092' });
+      const tlsConn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:19092' });
+      const tls = new Tls13Session();
+      const plainRun = (): void => {
+        plain.clientBytes(apiVersions(1));
+        plain.serverBytes(responseTo(apiVersions(1)));
+        plain.close();
+      };
+      if (order === 'plaintext first') plainRun();
+      tlsConn.clientBytes(tls.clientFirst());
+      tlsConn.serverBytes(tls.serverFlight());
+      tlsConn.clientBytes(tls.clientFinished());
+      tlsConn.clientBytes(tls.client.seal(CONTENT.APPLICATION_DATA, apiVersions(1)));
+      if (order === 'TLS closed before any Kafka there') tlsConn.close();
+      if (order !== 'plaintext first') plainRun();
+      if (order !== 'TLS closed before any Kafka there') tlsConn.close();
+      // Another port, never Kafka in the clear: a TLS connection there is not listed.
+      madeUpOn(s, '10.9.0.1:50002', '10.9.0.2:443', [apiVersions(1)]);
+      const capture = s.file(`detect-nokeys-${order.replace(/\W+/g, '-')}.pcap`);
+      const { doc } = await analyzeJson(capture);
+      const conns = doc.connections.map((c: any) => [c.client, c.broker, c.tls?.decrypted ?? null, c.tls?.clientRandom ?? null]);
+      const listed = order === 'plaintext first' ? [['10.9.0.1:50001', '10.9.0.2:19092', false, '0123456789abcdef']] : [];
+      expect(conns.sort((a: string[], b: string[]) => (a[0]! < b[0]! ? -1 : 1)), order).toEqual([...listed, ['10.9.0.7:40000', '10.9.0.2:19092', null, null]]);
+      expect(doc.findings.map((x: any) => [x.rule, x.message]), order).toEqual(
+        listed.length === 0
+          ? []
+          : [['tls-on-kafka-port', 'TLS 1.3 TLS_AES_128_GCM_SHA256 connection, client random 0123456789abcdef: no key log given (--tls-keylog); its Kafka contents cannot be analysed']],
+      );
+    }
+  });
+
+  it('the recorded fixtures need no --port: TLS and plaintext legs are both found', async () => {
+    const out = await runKcid(['requests', '--format', 'ndjson', '--tls-keylog', 'fixtures/kafkajs-tls-tls12-rsa-aes256gcm.keys', 'fixtures/kafkajs-tls-tls12-rsa-aes256gcm.pcap']);
+    expect(out.stdout.trim().split('\n').map((l) => { const r = JSON.parse(l); return [r.broker, r.apiName, r.correlationId]; })).toEqual([
+      ['127.0.0.1:38193', 'ApiVersions', 0],
+      ['127.0.0.1:43005', 'ApiVersions', 0],
+      ['127.0.0.1:38193', 'Metadata', 1],
+      ['127.0.0.1:43005', 'Metadata', 1],
+      ['127.0.0.1:38193', 'Produce', 2],
+      ['127.0.0.1:43005', 'Produce', 2],
+    ]);
+  });
+});
+
+/**
+ * TLS 1.2 renegotiation, recorded from OpenSSL: request 1, then the client renegotiates
+ * (`socket.renegotiate()`, a new ClientHello under the current keys), then request 2. The key log
+ * holds both handshakes' CLIENT_RANDOM lines.
+ */
+async function recordRenegotiation(): Promise<{ chunks: Chunk[]; keylog: string[] }> {
+  const c = testCertificate()!;
+  const chunks: Chunk[] = [];
+  const server = tls.createServer({ ...c, maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' }, (socket) => {
+    let buf = Buffer.alloc(0);
+    socket.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      while (buf.length >= 4 && buf.length >= 4 + buf.readInt32BE(0)) {
+        const n = 4 + buf.readInt32BE(0);
+        socket.write(responseTo(buf.subarray(0, n)));
+        buf = buf.subarray(n);
+      }
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const relay = net.createServer((down) => {
+    const up = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    down.on('data', (d: Buffer) => (chunks.push({ fromClient: true, bytes: Buffer.from(d) }), up.write(d)));
+    up.on('data', (d: Buffer) => (chunks.push({ fromClient: false, bytes: Buffer.from(d) }), down.write(d)));
+    down.on('end', () => up.end());
+    up.on('end', () => down.end());
+    down.on('error', () => {});
+    up.on('error', () => {});
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+  const keylog: string[] = [];
+  const client = tls.connect({ port: (relay.address() as net.AddressInfo).port, host: '127.0.0.1', rejectUnauthorized: false, maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' });
+  client.on('keylog', (line: Buffer) => keylog.push(line.toString('latin1')));
+  await new Promise<void>((resolve, reject) => (client.once('secureConnect', resolve), client.once('error', reject)));
+  const ask = (correlationId: number): Promise<void> =>
+    new Promise((resolve) => {
+      client.once('data', () => resolve());
+      client.write(apiVersions(correlationId));
+    });
+  await ask(1);
+  await new Promise<void>((resolve, reject) => client.renegotiate({ rejectUnauthorized: false }, (err) => (err ? reject(err) : resolve())));
+  await ask(2);
+  await new Promise((r) => setTimeout(r, 20));
+  await new Promise<void>((resolve) => (client.once('close', () => resolve()), client.end()));
+  relay.close();
+  server.close();
+  return { chunks, keylog };
+}
+
+describe('TLS that kcid cannot (or can only partly) decrypt says so', () => {
+  it('TLS 1.3 0-RTT early data: one note with its size; the records after the handshake decrypt, no authentication failure', async () => {
+    const tls13 = new Tls13Session({ earlyData: true, psk: true });
+    const early = new Tls13Sender(Buffer.alloc(32, 0x77)); // client_early_traffic_secret, absent from the key log
+    const s = new Scenario();
+    const conn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:9092' });
+    const first = early.seal(CONTENT.APPLICATION_DATA, apiVersions(1));
+    conn.clientBytes(Buffer.concat([tls13.clientFirst(), first])); // 0-RTT: ClientHello and early data in one flight
+    conn.serverBytes(tls13.serverFlight());
+    const endOfEarlyData = early.seal(CONTENT.HANDSHAKE, handshake(5, Buffer.alloc(0)));
+    conn.clientBytes(Buffer.concat([endOfEarlyData, tls13.clientFinished()]));
+    conn.clientBytes(tls13.client.seal(CONTENT.APPLICATION_DATA, apiVersions(2)));
+    conn.serverBytes(tls13.server.seal(CONTENT.APPLICATION_DATA, responseTo(apiVersions(1))));
+    conn.serverBytes(tls13.server.seal(CONTENT.APPLICATION_DATA, responseTo(apiVersions(2))));
+    conn.close();
+    const capture = s.file('early-data.pcap');
+    const keys = tmpFile('early-data.keys', tls13.keylog);
+    const { doc } = await analyzeJson(capture, ['--tls-keylog', keys]);
+    expect(doc.findings.map((f: any) => [f.rule, f.severity, f.message])).toEqual([
+      [
+        'tls-record-unreadable',
+        'warning',
+        `the client sent 2 TLS 1.3 0-RTT early data records (${first.length - 5 + endOfEarlyData.length - 5} bytes): kcid does not decrypt early data (CLIENT_EARLY_TRAFFIC_SECRET), so requests in it are not seen`,
+      ],
+    ]);
+    expect(doc.connections[0].tls).toMatchObject({ version: 'TLS 1.3', resumed: true, decrypted: true });
+    // Request 2 is read; request 1 went as early data, its response has no request.
+    expect((await requestRows(capture, ['--tls-keylog', keys])).map((r) => r[2])).toEqual([2]);
+  });
+
+  it.skipIf(!haveOpenssl)('TLS 1.2 renegotiation: followed with the new handshake\'s key; without it, one note and nothing bogus', async () => {
+    const r = await recordRenegotiation();
+    expect(r.keylog).toHaveLength(2);
+    const capture = captureOf(r.chunks).file('renegotiation.pcap');
+    const both = tmpFile('renegotiation.keys', r.keylog.join(''));
+    expect(await requestRows(capture, ['--tls-keylog', both])).toEqual([
+      [18, 3, 1, 'detected', true, 0],
+      [18, 3, 2, 'detected', true, 0],
+    ]);
+    expect((await analyzeJson(capture, ['--tls-keylog', both])).doc.findings).toEqual([]);
+    const firstOnly = tmpFile('renegotiation-first.keys', r.keylog[0]!);
+    const random = r.keylog[1]!.split(' ')[1]!.slice(0, 16);
+    expect(await requestRows(capture, ['--tls-keylog', firstOnly])).toEqual([[18, 3, 1, 'detected', true, 0]]);
+    expect((await analyzeJson(capture, ['--tls-keylog', firstOnly])).doc.findings.map((f: any) => [f.rule, f.message])).toEqual([
+      ['tls-record-unreadable', `the TLS session was renegotiated (client random ${random}): the key logs have no CLIENT_RANDOM line for it; the rest of the connection is not read`],
+    ]);
+  });
+
+  it.skipIf(!haveOpenssl)('TLS 1.0 and 1.1: the handshake is shown, one note says kcid does not decrypt them', async () => {
+    for (const [v, name] of [['TLSv1', 'TLS 1.0'], ['TLSv1.1', 'TLS 1.1']] as const) {
+      const rec = await recordTls({ versions: { minVersion: v, maxVersion: v, ciphers: 'ECDHE-RSA-AES128-SHA@SECLEVEL=0' }, requests: REQUESTS.slice(0, 1) });
+      const f = files(rec, `old-${v}`);
+      const { doc } = await analyzeJson(f.capture, ['--tls-keylog', f.keys]);
+      expect(doc.findings.map((x: any) => [x.rule, x.message]), name).toEqual([
+        ['tls-on-kafka-port', `${name} TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA connection, client random ${rec.keylog.split(' ')[1]!.slice(0, 16)}: kcid does not decrypt ${name} (only TLS 1.2 and 1.3); its Kafka contents cannot be analysed`],
+      ]);
+      expect(doc.connections[0].tls).toMatchObject({ version: name, decrypted: false });
+    }
+  });
+});
+
+describe.skipIf(!haveOpenssl)('a capture gap in real TLS 1.2 (OpenSSL): the record that lost bytes is reported, decryption carries on', () => {
+  for (const [name, ciphers] of [
+    ['AES-128-GCM', 'ECDHE-RSA-AES128-GCM-SHA256'],
+    ['ChaCha20-Poly1305', 'ECDHE-RSA-CHACHA20-POLY1305'],
+    ['AES-128-CBC HMAC-SHA256', 'ECDHE-RSA-AES128-SHA256'],
+  ] as const) {
+    it(`TLS 1.2 ${name}`, async () => {
+      const r = await recordTls({ versions: { maxVersion: 'TLSv1.2', ciphers }, requests: REQUESTS });
+      const s = new Scenario();
+      const conn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:9092', mss: 1460 });
+      // The 40 KB request (three TLS records of up to 16 KB): the capture loses its fifth segment, inside its first record.
+      const big = r.chunks.reduce((a, c, i) => (c.fromClient && c.bytes.length > r.chunks[a]!.bytes.length ? i : a), 0);
+      let lostFrame = 0;
+      r.chunks.forEach((ch, i) => {
+        const before = s.frames.length;
+        if (ch.fromClient) conn.clientBytes(ch.bytes);
+        else conn.serverBytes(ch.bytes);
+        if (i === big) {
+          s.frames.splice(before + 4, 1);
+          lostFrame = before + 5; // frames count from 1: the next segment reveals the gap
+        }
+      });
+      conn.close();
+      const capture = s.file(`gap12-${name.replace(/\W+/g, '-')}.pcap`);
+      const keys = tmpFile(`gap12-${name.replace(/\W+/g, '-')}.keys`, r.keylog);
+      const report = await analyzeFiles([capture], { tlsKeylogs: [keys] });
+      // The record's 16,384 bytes of plaintext are lost; the rest of request 3 (two more records) cannot be framed.
+      expect(brief(report.findings)).toEqual([
+        ['capture-gap', lostFrame, '1460 bytes from the client are missing from the capture'],
+        ['stream-desync', lostFrame, '23631 bytes from the client could not be framed as Kafka (bytes missing from the capture)'],
+        ['tls-record-unreadable', lostFrame, 'a TLS record from the client lost 1460 bytes to a capture gap and was skipped'],
+      ]);
+      // Requests 1 and 2 before the gap, and 4 after the damaged one, are read and answered.
+      const rows = await requestRows(capture, ['--tls-keylog', keys]);
+      expect(rows.filter((x) => x[2] !== 3)).toEqual([
+        [18, 3, 1, 'tls-client', true, 0],
+        [3, 12, 2, null, true, null],
+        [18, 3, 4, 'tls-client', true, 0],
+      ]);
+    });
+  }
+});
+
+describe.skipIf(!haveOpenssl)('a wrong TLS 1.2 master secret (real OpenSSL): authentication failures, never garbage requests', () => {
+  for (const [name, ciphers] of [
+    ['AES-128-GCM', 'ECDHE-RSA-AES128-GCM-SHA256'],
+    ['AES-128-CBC HMAC-SHA256', 'ECDHE-RSA-AES128-SHA256'],
+  ] as const) {
+    it(`TLS 1.2 ${name}`, async () => {
+      const r = await recordTls({ versions: { maxVersion: 'TLSv1.2', ciphers }, requests: REQUESTS.slice(0, 2) });
+      const f = files(r, `wrong12-${name.replace(/\W+/g, '-')}`);
+      // The last byte of the 48-byte master secret changed.
+      const wrong = r.keylog.replace(/^(CLIENT_RANDOM \S+ \S{94})(\S\S)$/m, (_m, head: string, last: string) => head + (last === '00' ? '01' : '00'));
+      expect(wrong).not.toBe(r.keylog);
+      const report = await analyzeFiles([f.capture], { tlsKeylogs: [tmpFile(`wrong12-${name.replace(/\W+/g, '-')}.keys`, wrong)] });
+      // Each direction: its first protected record (the Finished) is reported, the rest (two requests
+      // or responses, and the close_notify alert) counted at the end.
+      expect(brief(report.findings).map(([rule, , message]) => [rule, message.replace(/\(frame \d+\)/, '(frame N)')])).toEqual([
+        ['tls-record-auth-failed', 'a TLS record from the client failed authentication (frame N): wrong key, or the capture is damaged; skipped'],
+        ['tls-record-auth-failed', 'a TLS record from the broker failed authentication (frame N): wrong key, or the capture is damaged; skipped'],
+        ['tls-record-auth-failed', '3 more TLS records from the broker failed authentication'],
+        ['tls-record-auth-failed', '3 more TLS records from the client failed authentication'],
+      ]);
+      expect([report.counts.requests, report.counts.responses]).toEqual([0, 0]);
+    });
+  }
 });

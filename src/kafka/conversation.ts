@@ -24,7 +24,7 @@ import { looksLikeTls } from '../tls/sniff.js';
 import type { KeyLog } from '../tls/keylog.js';
 import type { TlsSession, TlsSide } from '../tls/session.js';
 import type { TlsInfo } from '../tls/types.js';
-import { startTls, type PlaintextSink } from './tls-link.js';
+import { startTls, type PlaintextSink, type TlsLink, type TlsProbeOwner } from './tls-link.js';
 
 export interface KafkaOptions {
   /** Ports whose connections are Kafka without detection. */
@@ -72,7 +72,7 @@ const MIN_REQUEST_BYTES = 8;
 const MIN_RESPONSE_BYTES = 4;
 const DEFAULT_MAX_PENDING = 1024;
 
-export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink {
+export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner {
   client: Endpoint;
   broker: Endpoint;
   readonly startSeen: boolean;
@@ -98,6 +98,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private firstClientByte = true;
   /** The connection is TLS: its bytes go through the session, whose plaintext comes back to the framers. */
   private tls: TlsSession | null = null;
+  private tlsLink: TlsLink | null = null;
   /** The last request header's ClientInstanceId, as kept by keepInstanceId(). */
   private lastInstanceId: Uint8Array | null = null;
   private readonly protocol: Protocol;
@@ -146,13 +147,15 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     this.tsSec = tsSec;
     this.tsNsec = tsNsec;
     if (!this.decided) {
-      this.probeData(dir, buf, off, len, frame, tsSec, tsNsec);
+      // TLS on a port not known to be Kafka: the SYN was seen, so side A (direction 0) is the client.
+      if (this.tls !== null) this.tls.data(dir === 0 ? 0 : 1, buf, off, len, frame, tsSec, tsNsec);
+      else this.probeData(dir, buf, off, len, frame, tsSec, tsNsec);
       return;
     }
     if (dir === this.clientDir) {
       if (this.firstClientByte) {
         this.firstClientByte = false;
-        if (this.startSeen && looksLikeTls(buf, off, len)) this.tls = startTls(this, this.listener, this.opts.tlsKeys ?? null);
+        if (this.startSeen && looksLikeTls(buf, off, len)) this.startTls(null);
       }
       if (this.tls !== null) this.tls.data(0, buf, off, len, frame, tsSec, tsNsec);
       else this.requests.data(buf, off, len, frame, tsSec, tsNsec);
@@ -171,7 +174,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.tsNsec = clock.tsNsec;
     }
     if (!this.decided) {
-      if (!this.probe!.gap(dir, bytes, frame, this.tsSec, this.tsNsec)) this.ignore();
+      if (this.tls !== null) this.tls.gap(dir === 0 ? 0 : 1, bytes, frame);
+      else if (!this.probe!.gap(dir, bytes, frame, this.tsSec, this.tsNsec)) this.ignore();
       return;
     }
     this.firstClientByte = false;
@@ -191,8 +195,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   }
 
   end(reason: 'closed' | 'reset' | 'idle' | 'evicted' | 'capture-end'): void {
+    if (this.ignored) return;
+    this.tlsLink?.end(); // TLS still undecided on an unknown port: its port decides now
     if (!this.decided || this.ignored) return;
-    this.tls?.end();
     this.requestFramer?.end(this.tsSec, this.tsNsec);
     this.responseFramer?.end(this.tsSec, this.tsNsec);
     for (let r = this.pending.removeOldest(); r !== undefined; r = this.pending.removeOldest()) this.listener.unanswered(this, r);
@@ -206,6 +211,28 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   }
 
   // ---- TLS: the session hands back plaintext ---------------------------------------------------
+
+  private startTls(owner: TlsProbeOwner | null): void {
+    this.tlsLink = startTls(this, this.listener, this.opts.tlsKeys ?? null, owner);
+    this.tls = this.tlsLink.session;
+  }
+
+  tlsIsKafka(): void {
+    this.firstClientByte = false;
+    this.decide(0);
+  }
+
+  tlsIsNotKafka(): void {
+    this.ignore();
+  }
+
+  get brokerPortIsKafka(): boolean {
+    return this.opts.learnedBrokerPorts?.has(this.tcp.b.port) === true;
+  }
+
+  get maxFrameBytes(): number {
+    return this.opts.maxFrameBytes;
+  }
 
   get tlsInfo(): TlsInfo | null {
     return this.tls?.info ?? null;
@@ -258,6 +285,13 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   /** Unknown port: the probe keeps the first bytes until one side plainly sends Kafka requests. */
   private probeData(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
     const probe = this.probe!;
+    if (dir === 0 && this.startSeen && probe.empty && looksLikeTls(buf, off, len)) {
+      // The client starts a TLS handshake: decrypted (with keys), its plaintext says whether it is Kafka.
+      this.probe = null;
+      this.startTls(this);
+      this.tls!.data(0, buf, off, len, frame, tsSec, tsNsec);
+      return;
+    }
     const kept = probe.data(dir, buf, off, len, frame, tsSec, tsNsec);
     const verdict = probe.verdict();
     if (verdict === 'not-kafka') this.ignore();

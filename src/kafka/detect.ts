@@ -115,6 +115,11 @@ export class KafkaProbe {
     private readonly client: Direction | null = null,
   ) {}
 
+  /** Nothing kept yet, not even a gap. */
+  get empty(): boolean {
+    return this.chunks.length === 0;
+  }
+
   /** Keeps up to PROBE_BYTES of this direction; returns how many of `len` bytes were kept. */
   data(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): number {
     const keep = Math.min(len, PROBE_BYTES - this.kept[dir]);

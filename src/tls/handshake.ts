@@ -56,6 +56,7 @@ const EXT_SERVER_NAME = 0;
 const EXT_ALPN = 16;
 const EXT_ENCRYPT_THEN_MAC = 22;
 const EXT_PRE_SHARED_KEY = 41;
+const EXT_EARLY_DATA = 42;
 const EXT_SUPPORTED_VERSIONS = 43;
 
 /** RFC 8446 §4.1.3: a ServerHello with this random is a HelloRetryRequest. */
@@ -71,6 +72,8 @@ export interface ClientHello {
   offered: string;
   sni: string | null;
   alpn: string[];
+  /** TLS 1.3: the client offers 0-RTT early data (the early_data extension, RFC 8446 §4.2.10). */
+  earlyData: boolean;
 }
 
 export function parseClientHello(buf: Buffer, off: number, end: number): ClientHello {
@@ -83,6 +86,7 @@ export function parseClientHello(buf: Buffer, off: number, end: number): ClientH
   let offered = legacy;
   let sni: string | null = null;
   const alpn: string[] = [];
+  let earlyData = false;
   if (r.left > 0) {
     const exts = r.vector(2);
     while (exts.left > 0) {
@@ -107,10 +111,12 @@ export function parseClientHello(buf: Buffer, off: number, end: number): ClientH
           const v = list.u16();
           if (!isGrease(v) && v > offered && v <= 0x0304) offered = v;
         }
+      } else if (type === EXT_EARLY_DATA) {
+        earlyData = true;
       }
     }
   }
-  return { random, sessionId, offered: versionName(offered), sni, alpn };
+  return { random, sessionId, offered: versionName(offered), sni, alpn, earlyData };
 }
 
 export interface ServerHello {

@@ -47,6 +47,7 @@ const MAX_RESYNC_TRIALS = 4096;
 const LOST = -1;
 const SKIPPED = -2;
 
+const HS_HELLO_REQUEST = 0;
 const HS_CLIENT_HELLO = 1;
 const HS_SERVER_HELLO = 2;
 const HS_CERTIFICATE = 11;
@@ -104,6 +105,14 @@ export class TlsSession {
   /** TLS 1.2 keys, installed at each side's ChangeCipherSpec. */
   private pending12: [RecordCipher, RecordCipher] | null = null;
   private noted = false;
+  /** TLS 1.3: the ClientHello offered 0-RTT early data; records of it seen (not decrypted) and their bytes. */
+  private earlyOffered = false;
+  private earlyRecords = 0;
+  private earlyBytes = 0;
+  /** TLS 1.3: the client's Finished was read (its records after it are under its application secret). */
+  private clientFinished = false;
+  /** TLS 1.2: a renegotiation's ClientHello was read; its ServerHello brings the next keys. */
+  private renegotiating = false;
   private frame = 0;
   private tsSec = 0;
   private tsNsec = 0;
@@ -241,6 +250,15 @@ export class TlsSession {
         this.out.note('tls-auth', side, this.frame, `${d.authFailures - 1} more TLS records from the ${d.name} failed authentication`);
       }
     }
+    if (this.earlyRecords > 0 && this.info.decrypted) {
+      const n = this.earlyRecords;
+      this.out.note(
+        'tls-record',
+        0,
+        this.frame,
+        `the client sent ${n} TLS 1.3 0-RTT early data record${n === 1 ? '' : 's'} (${this.earlyBytes.toLocaleString('en-US')} bytes): kcid does not decrypt early data (CLIENT_EARLY_TRAFFIC_SECRET), so requests in it are not seen`,
+      );
+    }
     if (!this.noted) this.noteUnreadable(this.info.version === null ? 'the handshake is not complete in the capture' : null);
   }
 
@@ -299,6 +317,14 @@ export class TlsSession {
       const cipher = d.cipher;
       if (cipher === null) return;
       const opened = cipher.open(header, hoff, body, off, len);
+      if (opened === null && side === 0 && this.tls13 && this.earlyOffered && !this.clientFinished) {
+        // Before its Finished, a client that offered 0-RTT may still send early data (and
+        // EndOfEarlyData) under its early traffic secret, not the handshake secret (RFC 8446 §4.5):
+        // such a record takes no sequence number of the handshake secret's.
+        cipher.seq--;
+        this.earlyData(len);
+        return;
+      }
       if (opened === null) {
         this.lostRecord(
           side,
@@ -318,11 +344,20 @@ export class TlsSession {
     }
     if (type === APPLICATION_DATA) {
       if (encrypted && length > 0) this.out.plaintext(side, data, start, length, this.frame, this.tsSec, this.tsNsec);
+      // Application data from the client before the ServerHello: TLS 1.3 0-RTT early data (RFC 8446 §2.3).
+      else if (!encrypted && side === 0 && this.earlyOffered) this.earlyData(len);
     } else if (type === HANDSHAKE) {
       this.handshakeBytes(side, d, data, start, length, encrypted);
     } else if (type === ALERT) {
       this.alert(side, d, data, start, length, encrypted);
     }
+  }
+
+  /** A record of 0-RTT early data: its plaintext is lost to the Kafka stream, and counted for the note at the end. */
+  private earlyData(len: number): void {
+    this.earlyRecords++;
+    this.earlyBytes += len;
+    this.out.plaintextGap(0, Math.max(0, len - 17), this.frame);
   }
 
   /** A record that could not be read: noted (failures once per direction, then counted), and its plaintext given up. */
@@ -509,9 +544,20 @@ export class TlsSession {
 
   private handshakeMessage(side: TlsSide, d: Direction, type: number, buf: Buffer, off: number, end: number, encrypted: boolean): void {
     const info = this.info;
-    if (type === HS_CLIENT_HELLO && side === 0 && !encrypted) {
+    if (type === HS_CLIENT_HELLO && side === 0 && encrypted && !this.tls13) {
+      // TLS 1.2 renegotiation (RFC 5246 §7.4.1.2): a new handshake under the current keys, with its own client random.
+      this.clientRandom = parseClientHello(buf, off, end).random;
+      this.renegotiating = true;
+    } else if (type === HS_SERVER_HELLO && side === 1 && encrypted && this.renegotiating) {
+      const hello = parseServerHello(buf, off, end);
+      this.renegotiating = false;
+      this.renegotiated(hello.cipher, hello.random, hello.encryptThenMac, hello.version);
+    } else if (type === HS_HELLO_REQUEST) {
+      // The server asks the client to renegotiate; the ClientHello that may follow says more.
+    } else if (type === HS_CLIENT_HELLO && side === 0 && !encrypted) {
       const hello = parseClientHello(buf, off, end);
       this.clientRandom = hello.random;
+      this.earlyOffered = hello.earlyData;
       info.clientRandom = hello.random.subarray(0, 8).toString('hex');
       info.offered = hello.offered;
       info.sni = hello.sni;
@@ -532,13 +578,14 @@ export class TlsSession {
         this.sides[0].protectedFromHere = true;
         this.sides[1].protectedFromHere = true;
       }
-      this.keysFor(hello.cipher, hello.random, hello.encryptThenMac);
+      this.keysFor(hello.cipher, hello.random, hello.encryptThenMac, hello.version);
     } else if (type === HS_CERTIFICATE && side === 1 && info.certificate === null) {
       info.certificate = parseCertificate(buf, off, end, this.tls13);
     } else if (type === HS_SERVER_HELLO_DONE && side === 1) {
       this.serverHelloDone = true;
     } else if (type === HS_FINISHED && this.tls13 && encrypted) {
       // RFC 8446 §7.1: after its Finished, each side sends with its application traffic secret.
+      if (side === 0) this.clientFinished = true;
       this.install13(side, side === 0 ? 'CLIENT_TRAFFIC_SECRET_0' : 'SERVER_TRAFFIC_SECRET_0');
     } else if (type === HS_KEY_UPDATE && this.tls13 && encrypted && d.secret !== null && this.suite !== null) {
       // RFC 8446 §4.6.3: the sender's next records use the next generation of its secret.
@@ -548,9 +595,14 @@ export class TlsSession {
   }
 
   /** At the ServerHello: the secrets for this client random, and the keys they give. */
-  private keysFor(code: number, serverRandom: Buffer, encryptThenMac: boolean): void {
+  private keysFor(code: number, serverRandom: Buffer, encryptThenMac: boolean, version: number): void {
     const suite = CIPHER_SUITES.get(code);
     this.secrets = this.clientRandom === null ? undefined : this.keys?.lookup(this.clientRandom);
+    if (version < 0x0303) {
+      // RFC 2246 / 4346: a PRF of MD5 and SHA-1, and in TLS 1.0 CBC IVs chained from the previous record.
+      this.noteUnreadable(`kcid does not decrypt ${versionName(version)} (only TLS 1.2 and 1.3)`);
+      return;
+    }
     if (suite === undefined || suite.tls13 !== this.tls13) {
       this.noteUnreadable(`kcid does not decrypt cipher suite ${cipherSuiteName(code)}`);
       return;
@@ -569,6 +621,22 @@ export class TlsSession {
     this.pending12 = [new RecordCipher(suite, client, encryptThenMac), new RecordCipher(suite, server, encryptThenMac)];
     this.info.decrypted = true;
     this.noted = true;
+  }
+
+  /** The ServerHello of a TLS 1.2 renegotiation: the keys its ChangeCipherSpecs switch to. */
+  private renegotiated(code: number, serverRandom: Buffer, encryptThenMac: boolean, version: number): void {
+    const suite = CIPHER_SUITES.get(code);
+    const master = this.clientRandom === null ? undefined : this.keys?.lookup(this.clientRandom)?.get('CLIENT_RANDOM');
+    const random = this.clientRandom === null ? '' : ` (client random ${this.clientRandom.subarray(0, 8).toString('hex')})`;
+    this.info.cipher = cipherSuiteName(code);
+    if (suite === undefined || suite.tls13 || version !== 0x0303 || master?.length !== 48 || this.clientRandom === null) {
+      this.pending12 = null;
+      const why = suite === undefined || suite.tls13 || version !== 0x0303 ? `kcid does not decrypt ${versionName(version)} ${cipherSuiteName(code)}` : 'the key logs have no CLIENT_RANDOM line for it';
+      this.out.note('tls-record', 1, this.frame, `the TLS session was renegotiated${random}: ${why}; the rest of the connection is not read`);
+      return;
+    }
+    const [client, server] = tls12Keys(suite, master, this.clientRandom, serverRandom);
+    this.pending12 = [new RecordCipher(suite, client, encryptThenMac), new RecordCipher(suite, server, encryptThenMac)];
   }
 
   private install13(side: TlsSide, label: string): void {

@@ -39,8 +39,10 @@ export function record(type: number, body: Buffer, version = 0x0303): Buffer {
 
 export const CONTENT = { CHANGE_CIPHER_SPEC: 20, ALERT: 21, HANDSHAKE: 22, APPLICATION_DATA: 23 } as const;
 
-export function clientHello(o: { random: Buffer; sni?: string; alpn?: string[]; versions?: number[] }): Buffer {
+export function clientHello(o: { random: Buffer; sni?: string; alpn?: string[]; versions?: number[]; earlyData?: boolean }): Buffer {
   const exts: Buffer[] = [];
+  // early_data (RFC 8446 §4.2.10): empty in a ClientHello; a client sends it with a PSK to send 0-RTT data.
+  if (o.earlyData === true) exts.push(extension(42, Buffer.alloc(0)));
   if (o.sni !== undefined) exts.push(extension(0, vec(2, u8(0), vec(2, Buffer.from(o.sni)))));
   if (o.alpn !== undefined) exts.push(extension(16, vec(2, ...o.alpn.map((p) => vec(1, Buffer.from(p))))));
   exts.push(extension(43, vec(1, ...(o.versions ?? [0x0304, 0x0303]).map(u16))));
@@ -108,7 +110,7 @@ export class Tls13Session {
   readonly client = new Tls13Sender(this.secrets.CLIENT_TRAFFIC_SECRET_0);
   readonly server = new Tls13Sender(this.secrets.SERVER_TRAFFIC_SECRET_0);
 
-  constructor(readonly o: { sni?: string; alpn?: string[]; psk?: boolean } = {}) {
+  constructor(readonly o: { sni?: string; alpn?: string[]; psk?: boolean; earlyData?: boolean } = {}) {
     this.clientRandom.writeUInt32BE(0x01234567, 0);
     this.clientRandom.writeUInt32BE(0x89abcdef, 4);
   }
@@ -122,7 +124,11 @@ export class Tls13Session {
 
   /** The client's first flight: ClientHello. */
   clientFirst(): Buffer {
-    return record(CONTENT.HANDSHAKE, clientHello({ random: this.clientRandom, sni: this.o.sni ?? 'broker1.kafka.test', alpn: this.o.alpn ?? ['kafka'] }), 0x0301);
+    return record(
+      CONTENT.HANDSHAKE,
+      clientHello({ random: this.clientRandom, sni: this.o.sni ?? 'broker1.kafka.test', alpn: this.o.alpn ?? ['kafka'], earlyData: this.o.earlyData === true }),
+      0x0301,
+    );
   }
 
   /** The server's flight: ServerHello, a compatibility ChangeCipherSpec, Finished under the handshake secret. */

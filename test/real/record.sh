@@ -25,6 +25,17 @@
 #                                                     kafkajs 2.x (pure JavaScript, a devDependency) on a host kcat's
 #                                                     mock cluster: gzip producer (3 keyed messages with a header), then
 #                                                     a consumer group reading them from the beginning
+#   tls             kafkajs-tls-<variant>.pcap        tcpdump -i lo, pcap (µs), Ethernet; node test/real/tls-client.mjs:
+#                   kafkajs-tls-<variant>.keys        kafkajs 2.x producers with `ssl` to Node TLS servers that relay
+#                   kafkajs-tls-tls13-aes256gcm-dsb.pcapng
+#                                                     plaintext to a host kcat's mock cluster, one variant per TLS 1.3
+#                                                     suite and TLS 1.2 family (ECDHE with AES-GCM, ChaCha20-Poly1305,
+#                                                     AES-CBC + HMAC-SHA1 and SHA256; RSA key exchange with AES-GCM);
+#                                                     the key log from Node's 'keylog' event, next to each capture.
+#                                                     Each file holds both legs: TLS to the server, plaintext from it to
+#                                                     the mock. The -dsb.pcapng is one of them with its key log inside
+#                                                     (editcap --inject-secrets). The certificate is made per run
+#                                                     (openssl, RSA 2048, thrown away); the key logs are test data.
 #
 # Only loopback traffic: every client talks to kcat's in-process mock cluster (librdkafka
 # `test.mock.num.brokers=3`; for modern, the same mock of the library's own librdkafka), which listens
@@ -44,7 +55,7 @@
 # Runs as root (capturing needs it), without a TTY or stdin. Prints one summary block per file written.
 set -euo pipefail
 
-readonly ALL_KINDS=(produce metadata-any metadata-sll2 consumer-group nano modern kafkajs large)
+readonly ALL_KINDS=(produce metadata-any metadata-sll2 consumer-group nano modern kafkajs large tls)
 readonly CLIENT_TIMEOUT=30 # seconds any one kcat client may run
 readonly CAPTURE_MAX=120   # seconds a capture process may live even if this script is killed
 readonly READY_TIMEOUT=10  # seconds to wait for a capture tool or a mock cluster to come up
@@ -53,6 +64,7 @@ readonly GROUP=kcid-group
 readonly BOOTSTRAP=127.0.0.1:9 # ignored by librdkafka when the mock cluster is enabled
 readonly MODERN_CLIENT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/modern-client.mjs
 readonly KAFKAJS_CLIENT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/kafkajs-client.mjs
+readonly TLS_CLIENT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/tls-client.mjs
 readonly CKJS_PACKAGE=@confluentinc/kafka-javascript
 
 usage() {
@@ -90,8 +102,12 @@ need tshark "apt-get install tshark"
 need capinfos "apt-get install wireshark-common"
 need timeout "coreutils"
 [[ " ${KINDS[*]} " == *" consumer-group "* ]] && need dumpcap "apt-get install wireshark-common"
+if [[ " ${KINDS[*]} " == *" tls "* ]]; then
+  need openssl "apt-get install openssl"
+  need editcap "apt-get install wireshark-common"
+fi
 [[ " ${KINDS[*]} " == *" modern "* ]] && need node "Node.js 18 or later"
-if [[ " ${KINDS[*]} " == *" kafkajs "* ]]; then
+if [[ " ${KINDS[*]} " == *" kafkajs "* || " ${KINDS[*]} " == *" tls "* ]]; then
   need node "Node.js 18 or later"
   (cd "$(dirname "$KAFKAJS_CLIENT")" && node -e 'require.resolve("kafkajs")') >/dev/null 2>&1 ||
     die "kafkajs not found; run 'npm install' in the repository (it is a devDependency)"
@@ -405,6 +421,62 @@ record_kafkajs() {
   finish "$raw" kafkajs-mock-group.pcap pcap "$(ports_of "$HOST_BROKERS")"
 }
 
+# TLS: one capture for all variants, cut per variant by its ports (its TLS servers', and the local
+# ports of its relays' connections to the mock). Each file is checked with tshark: the requests it
+# decrypts with the key log must be as many as those on the plaintext leg.
+record_tls() {
+  local raw=$WORK/tls.pcap line name tls_ports up_ports filter out plain decrypted lost dropped
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/tls-key.pem" -out "$WORK/tls-cert.pem" \
+    -subj '/O=kcid fixtures/CN=broker1.kafka.test' -days 30 >"$WORK/openssl.log" 2>&1 ||
+    die "openssl could not make a test certificate (see $WORK/openssl.log)"
+  start_host
+  start_tcpdump "$raw" -i lo
+  KCID_BROKERS=$HOST_BROKERS KCID_TOPIC=$TOPIC KCID_CERT=$WORK/tls-cert.pem KCID_KEY=$WORK/tls-key.pem KCID_OUT=$WORK \
+    timeout -k 5 "$CLIENT_TIMEOUT" node "$TLS_CLIENT" ${KCID_TLS_VARIANTS:-} >"$WORK/tls.out" 2>"$WORK/tls.log" ||
+    die "tls-client.mjs failed or timed out with status $? (see $WORK/tls.log)"
+  stop_capture
+  stop_host
+  [[ -s $raw ]] || die "capture $raw is empty"
+  # tcpdump's own count, printed as it exits: packets the kernel dropped before tcpdump read them.
+  dropped=$(sed -n 's/^\([0-9][0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$WORK/capture.log" | head -n 1)
+  dropped=${dropped:-0}
+  [[ $dropped -eq 0 ]] || log "tls: warning: the kernel dropped $dropped packets of the capture; record again for clean files"
+  while read -r line; do
+    read -r _ name _ tls_ports _ up_ports _ <<<"$line"
+    filter="$(port_filter "$tls_ports,$up_ports")"
+    out=$OUTDIR/kafkajs-tls-$name.pcap
+    tshark -r "$raw" -Y "$filter" -F pcap -w "$out" 2>/dev/null || die "tshark could not cut $name from $raw"
+    install -m 0644 "$WORK/$name.keys" "$OUTDIR/kafkajs-tls-$name.keys"
+    chmod 0644 "$out"
+    WRITTEN=$((WRITTEN + 1))
+    plain=$(tshark -r "$out" $(decode_as "$(ports_of "$HOST_BROKERS")") -Y "kafka && ($(port_filter "$(ports_of "$HOST_BROKERS")" | sed 's/tcp\.port/tcp.dstport/g'))" \
+      -T fields -e kafka.api_key 2>/dev/null | tr ',' '\n' | grep -c . || true)
+    decrypted=$(tshark -r "$out" -o "tls.keylog_file:$OUTDIR/kafkajs-tls-$name.keys" $(tls_decode_as "$tls_ports") \
+      -Y "kafka && ($(port_filter "$tls_ports" | sed 's/tcp\.port/tcp.dstport/g'))" -T fields -e kafka.api_key 2>/dev/null | tr ',' '\n' | grep -c . || true)
+    echo "== $out (+ kafkajs-tls-$name.keys)"
+    echo "   size $(stat -c %s "$out") bytes; TLS ports $tls_ports, relay ports $up_ports; mock broker ports $(ports_of "$HOST_BROKERS")"
+    echo "   requests: $plain on the plaintext leg, $decrypted decrypted by tshark on the TLS leg"
+    # Segments the capture missed (on a loaded machine), as tshark sees them, and the run's kernel drops.
+    lost=$(tshark -r "$out" -Y 'tcp.analysis.lost_segment || tcp.analysis.ack_lost_segment' -T fields -e frame.number 2>/dev/null | wc -l)
+    echo "   capture losses: $lost packets after a lost or before an unseen segment; $dropped packets dropped by the kernel in this run"
+    [[ $plain -gt 0 && $plain -eq $decrypted ]] || log "kafkajs-tls-$name.pcap: warning: tshark decrypts $decrypted requests, the plaintext leg has $plain"
+  done <"$WORK/tls.out"
+  [[ -s $OUTDIR/kafkajs-tls-tls13-aes256gcm.pcap ]] || return 0
+  editcap --inject-secrets "tls,$OUTDIR/kafkajs-tls-tls13-aes256gcm.keys" "$OUTDIR/kafkajs-tls-tls13-aes256gcm.pcap" \
+    "$OUTDIR/kafkajs-tls-tls13-aes256gcm-dsb.pcapng" || die "editcap could not inject the key log"
+  chmod 0644 "$OUTDIR/kafkajs-tls-tls13-aes256gcm-dsb.pcapng"
+  WRITTEN=$((WRITTEN + 1))
+  echo "== $OUTDIR/kafkajs-tls-tls13-aes256gcm-dsb.pcapng (kafkajs-tls-tls13-aes256gcm.pcap with its key log in a Decryption Secrets Block)"
+}
+
+tls_decode_as() { # "A,B,C" -> -d tcp.port==A,tls -d tls.port==A,kafka ...
+  local p
+  # tshark 4.0 tries its heuristic dissectors on TLS application data before the port's: RDP
+  # multi-transport's claims some Produce requests, so it is turned off.
+  printf -- '--disable-protocol rdpmt '
+  for p in ${1//,/ }; do printf -- '-d tcp.port==%s,tls -d tls.port==%s,kafka ' "$p" "$p"; done
+}
+
 [[ $KCAT_KINDS -eq 1 ]] && log "$(kcat -V 2>&1 | grep -o 'Version [^ ]*\|librdkafka [0-9.]*' | tr '\n' ' ')"
 started=$SECONDS
 WRITTEN=0
@@ -419,6 +491,7 @@ for kind in "${KINDS[@]}"; do
   modern) record_modern ;;
   kafkajs) record_kafkajs ;;
   large) record_large ;;
+  tls) record_tls ;;
   esac
 done
 log "done in $((SECONDS - started))s; wrote $WRITTEN file(s) to $OUTDIR"

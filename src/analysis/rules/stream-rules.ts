@@ -42,7 +42,8 @@ export const tlsOnKafkaPort: StreamRule = {
     'decrypts the connection when a key log (--tls-keylog, or a pcapng Decryption Secrets Block) holds the ' +
     "secrets for its ClientHello's random. Without them the connection is listed and grouped under its client " +
     'address, but none of its requests are judged; the note names the first 16 hex digits of the client ' +
-    'random, so you can find the key log line you lack.',
+    'random, so you can find the key log line you lack. TLS 1.0 and 1.1 connections are shown the same way, ' +
+    'with or without keys: kcid decrypts TLS 1.2 and 1.3 only.',
   spec:
     'RFC 8446 §5.1: a TLS record begins with content type 22 (handshake) and legacy version 0x03 0x0N; NSS key ' +
     'log format: "<label> <client random, hex> <secret, hex>", keyed by the ClientHello random.',
@@ -76,7 +77,9 @@ export const tlsRecordUnreadable: StreamRule = {
     'boundaries: with an AEAD cipher kcid resumes at the next record that authenticates at one of the next ' +
     'sequence numbers; with TLS 1.2 CBC, or after bytes that are not a TLS record header, the rest of that ' +
     'direction is not read. ' +
-    'A record cut off by the end of the capture, and handshake messages that do not parse, are reported too.',
+    'A record cut off by the end of the capture, and handshake messages that do not parse, are reported too, ' +
+    'as are records kcid cannot decrypt by design: TLS 1.3 0-RTT early data (one note with its size; the records ' +
+    'after the handshake decrypt as usual) and a TLS 1.2 renegotiation whose new client random is not in the key logs.',
   spec: 'RFC 8446 §5.1-5.2: "The length MUST NOT exceed 2^14 + 256 bytes. An endpoint that receives a record that exceeds this length MUST terminate the connection with a record_overflow alert."',
 };
 
