@@ -252,7 +252,7 @@ describe('--format parquet', () => {
     expect(r).toEqual({ code: 1, stdout: '', stderr: '' });
     const report = JSON.parse((await kcid(['analyze', MIX, '--format', 'json', '--rule', 'capture-gap=off'])).stdout) as { findings: { rule: string; severity: string; frame: number }[] };
     expect(await rows(`select rule, severity, frame::integer as frame from '${out}'`)).toEqual(report.findings.map((f) => ({ rule: f.rule, severity: f.severity, frame: f.frame })));
-    expect(report.findings.length).toBe(15);
+    expect(report.findings.length).toBe(21);
   });
 
   it.each([
@@ -271,7 +271,7 @@ describe('kcid export: the layout and bad --to', () => {
     const dir = join(tmpDir(), 'lake');
     expect(await kcid(['export', MIX, '--to', dir])).toEqual({
       code: 0,
-      stdout: `${MIX}: capture=kip1313-mix: 27 requests, 11 connections, 9 instances, 16 findings\n`,
+      stdout: `${MIX}: capture=kip1313-mix: 27 requests, 11 connections, 9 instances, 22 findings\n`,
       stderr: '',
     });
   });
@@ -331,7 +331,7 @@ describe('kcid export: the layout and bad --to', () => {
     const dir = join(tmpDir(), 'lake');
     const run = (args: string[]) => spawnSync(process.execPath, ['bin/kcid', 'export', '-', '--to', dir, ...args], { input: readFileSync(MIX) });
     const r = run([]);
-    expect([r.status, r.stdout.toString(), r.stderr.toString()]).toEqual([0, '-: capture=stdin: 27 requests, 11 connections, 9 instances, 16 findings\n', '']);
+    expect([r.status, r.stdout.toString(), r.stderr.toString()]).toEqual([0, '-: capture=stdin: 27 requests, 11 connections, 9 instances, 22 findings\n', '']);
     expect(run(['--name', 'broker-1-2026-12-01']).status).toBe(0);
     expect(readdirSync(join(dir, 'requests')).sort()).toEqual(['capture=broker-1-2026-12-01', 'capture=stdin']);
   });
