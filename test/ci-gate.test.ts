@@ -17,7 +17,7 @@ const counts = (stdout: string) => (JSON.parse(stdout) as { summary: { findings:
 describe('rule settings', () => {
   it('--rule changes a severity or turns a rule off', async () => {
     const r = await kcid(['analyze', MIX, '--format', 'json', '--rule', 'client-id-after-first=warning', '--rule', 'capture-gap=off']);
-    expect(counts(r.stdout)).toEqual({ error: 9, warning: 5, info: 1 });
+    expect(counts(r.stdout)).toEqual({ error: 13, warning: 7, info: 1 });
     const doc = JSON.parse(r.stdout) as { findings: { rule: string; severity: string }[] };
     expect(doc.findings.filter((f) => f.rule === 'client-id-after-first').map((f) => f.severity)).toEqual(['warning', 'warning']);
     expect(doc.findings.some((f) => f.rule === 'capture-gap')).toBe(false);
@@ -26,9 +26,9 @@ describe('rule settings', () => {
   it('kcid.config.json in the current folder applies, and the command line wins over it', async () => {
     const dir = tmpDir();
     writeFileSync(join(dir, 'kcid.config.json'), JSON.stringify({ rules: { 'member-id-mismatch': 'off', 'zero-client-instance-id': 'warning' }, failOn: 'warning' }));
-    const fromFile = await kcid(['analyze', MIX, '--format', 'json', '--rule', 'client-id-after-first=off', '--rule', 'broker-accepted-invalid=info', '--rule', 'broker-assigned-instance-id=info', '--rule', 'telemetry-zero-id-with-header=info', '--rule', 'telemetry-id-mismatch=info', '--rule', 'telemetry-v1-without-instance-id=info', '--rule', 'client-instance-id-changed=info', '--rule', 'client-instance-id-missing=info', '--rule', 'malformed-request-header=info'], dir);
+    const fromFile = await kcid(['analyze', MIX, '--format', 'json', '--rule', 'client-id-after-first=off', '--rule', 'broker-accepted-invalid=info', '--rule', 'broker-assigned-instance-id=info', '--rule', 'telemetry-zero-id-with-header=info', '--rule', 'telemetry-id-mismatch=info', '--rule', 'telemetry-v1-without-instance-id=info', '--rule', 'client-instance-id-changed=info', '--rule', 'client-instance-id-missing=info', '--rule', 'malformed-request-header=info', '--rule', 'telemetry-payload-invalid=info', '--rule', 'telemetry-push-without-subscription=info'], dir);
     // Only warnings are left, and the file's failOn (warning) makes them fail the run.
-    expect(counts(fromFile.stdout)).toEqual({ error: 0, warning: 3, info: 10 });
+    expect(counts(fromFile.stdout)).toEqual({ error: 0, warning: 5, info: 14 });
     expect(fromFile.code).toBe(1);
     const cliWins = await kcid(['analyze', MIX, '--format', 'json', '--fail-on', 'none', '--rule', 'member-id-mismatch=error'], dir);
     expect(cliWins.code).toBe(0);
@@ -39,7 +39,7 @@ describe('rule settings', () => {
     const dir = tmpDir();
     const file = join(dir, 'gate.json');
     writeFileSync(file, JSON.stringify({ rules: { 'member-id-mismatch': 'off' } }));
-    expect(counts((await kcid(['analyze', MIX, '--format', 'json', '--config', file])).stdout)).toEqual({ error: 11, warning: 2, info: 2 });
+    expect(counts((await kcid(['analyze', MIX, '--format', 'json', '--config', file])).stdout)).toEqual({ error: 15, warning: 4, info: 2 });
     const unknown = await kcid(['analyze', MIX, '--rule', 'member-id-mismatc=off']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.split('\n')).toHaveLength(2);
@@ -62,9 +62,9 @@ describe('baseline', () => {
     expect(second.code).toBe(0);
     const doc = JSON.parse(second.stdout) as { summary: { findings: Record<string, number>; suppressed: number } };
     expect(doc.summary.findings).toEqual({ error: 0, warning: 0, info: 0 });
-    expect(doc.summary.suppressed).toBe(16);
+    expect(doc.summary.suppressed).toBe(22);
     const table = await kcid(['analyze', MIX, '--baseline', baseline]);
-    expect(table.stdout.split('\n')[0]).toMatch(/16 suppressed by the baseline$/);
+    expect(table.stdout.split('\n')[0]).toMatch(/22 suppressed by the baseline$/);
     expect((await kcid(['analyze', MIX, '--baseline', join(dir, 'nope.json')])).stderr).toBe(`kcid: cannot read --baseline ${join(dir, 'nope.json')}: no such file\n`);
     // The same words as --output for a folder that is not there.
     expect(await kcid(['analyze', MIX, '--write-baseline', '/nonexistent/b.json'])).toMatchObject({ code: 2, stderr: 'kcid: cannot write --write-baseline /nonexistent/b.json: no such folder\n' });
@@ -79,7 +79,7 @@ describe('formats and --output', () => {
       ['junit', (t: string) => t.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')],
       ['sarif', (t: string) => (JSON.parse(t) as { version: string }).version === '2.1.0'],
       ['markdown', (t: string) => t.startsWith('## ❌ kcid:')],
-      ['ndjson', (t: string) => t.trimEnd().split('\n').length === 16],
+      ['ndjson', (t: string) => t.trimEnd().split('\n').length === 22],
       ['json', (t: string) => (JSON.parse(t) as { version: number }).version === 1],
       ['summary-json', (t: string) => t.startsWith('{"kind":"kcid-summary"')],
     ] as const) {

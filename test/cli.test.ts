@@ -94,7 +94,7 @@ describe('kcid analyze', () => {
     expect(Object.keys(doc)).toEqual(['version', 'inputs', 'summary', 'instances', 'connections', 'findings']);
     expect(doc.version).toBe(1);
     expect(doc.inputs).toEqual([{ file: MIX, format: 'pcapng', packets: 116, bytes: 13632, kafkaPorts: [9092], notes: [] }]);
-    expect(doc.summary).toEqual({ connections: 11, requests: 27, responses: 25, instances: 9, findings: { error: 11, warning: 3, info: 2 } });
+    expect(doc.summary).toEqual({ connections: 11, requests: 27, responses: 25, instances: 9, findings: { error: 15, warning: 5, info: 2 } });
     const instances = doc.instances as Record<string, unknown>[];
     expect(instances[0]).toEqual({
       clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ',
@@ -117,7 +117,7 @@ describe('kcid analyze', () => {
     const connections = doc.connections as Record<string, unknown>[];
     expect(connections[0]).toEqual({ client: '10.2.0.21:40001', broker: '10.1.0.11:9092', clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ', startSeen: true, requests: 4, gaps: 0, input: 1 });
     const findings = doc.findings as Record<string, unknown>[];
-    expect(findings[0]).toEqual({
+    expect(findings.find((f) => f.rule === 'client-id-after-first')).toEqual({
       rule: 'client-id-after-first',
       severity: 'error',
       message: 'ClientId "payments-api" sent on a request other than the first of the connection',
@@ -133,12 +133,18 @@ describe('kcid analyze', () => {
       input: 1,
     });
     expect(findings.map((f) => f.rule)).toEqual([
+      'telemetry-payload-invalid',
+      'telemetry-push-too-soon',
+      'telemetry-payload-invalid',
+      'telemetry-push-too-soon',
       'client-id-after-first',
       'client-id-after-first',
       'telemetry-zero-id-with-header',
       'broker-accepted-invalid',
       'broker-assigned-instance-id',
       'telemetry-id-mismatch',
+      'telemetry-payload-invalid',
+      'telemetry-push-without-subscription',
       'member-id-mismatch',
       'instance-id-multiple-client-ids',
       'instance-id-multiple-hosts',
@@ -211,7 +217,7 @@ describe('kcid analyze', () => {
   it('prints the table: summary line, instances, findings; colour only on a TTY without NO_COLOR', async () => {
     const r = await kcid(['analyze', MIX]);
     expect(r.stdout.split('\n')[0]).toBe(
-      '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 11 errors, 3 warnings, 2 notes',
+      '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 15 errors, 5 warnings, 2 notes',
     );
     expect(r.stdout).not.toMatch(/\x1b\[/);
     expect((await kcid(['analyze', MIX], { tty: true, env: { NO_COLOR: '1' } })).stdout).not.toMatch(/\x1b\[/);
@@ -260,14 +266,24 @@ describe('kcid analyze', () => {
     expect(narrow.at(-1)).toBe('(100 columns: Source, Last seen, First seen, Software not shown; --format json has all)');
     // Findings: too narrow for a readable message column, so a list, the message wrapped under each.
     const out = (await kcid(['analyze', MIX], { tty: true, columns: 100, env: { NO_COLOR: '1' } })).stdout;
-    expect(out.slice(out.indexOf('\nFindings\n') + 10).split('\n').slice(0, 6)).toEqual([
+    expect(out.slice(out.indexOf('\nFindings\n') + 10).split('\n').slice(0, 8)).toEqual([
+      // The head line wraps at a space too, never past the width.
+      'error    telemetry-payload-invalid  frame 17  10.2.0.21:40001 -> 10.1.0.11:9092  PushTelemetry v1',
+      '    corr 4',
+      '    Metrics (180 bytes, zstd) do not decode: zstd: not a zstd frame (starts with 28 28 28 28); the',
+      '    broker answered NONE (0)',
+      'warning  telemetry-push-too-soon  frame 17  10.2.0.21:40001 -> 10.1.0.11:9092  PushTelemetry v1 corr',
+      '    4',
+      '    PushTelemetry 0.8 ms after the subscription was answered (frame 9); PushIntervalMs is 30000 (the',
+      '    first push may come from half of it); the broker answered NONE (0)',
+    ]);
+    const clientId = out.indexOf('error    client-id-after-first  frame 42');
+    expect(out.slice(clientId).split('\n').slice(0, 5)).toEqual([
       'error    client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2',
       '    ClientId "payments-api" sent on a request other than the first of the connection',
-      // The head line wraps at a space too, never past the width.
       'error    client-id-after-first  frame 44  10.2.0.24:43001 -> 10.1.0.12:9092',
       '    GetTelemetrySubscriptions v0 corr 3',
       '    ClientId "payments-api" sent on a request other than the first of the connection',
-      'error    telemetry-zero-id-with-header  frame 44  10.2.0.24:43001 -> 10.1.0.12:9092',
     ]);
     expect(Math.max(...out.split('\n').map((l) => l.length))).toBeLessThanOrEqual(100);
     const wide = instancesTable((await kcid(['analyze', MIX], { tty: true, columns: 200, env: { NO_COLOR: '1' } })).stdout).split('\n');

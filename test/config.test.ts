@@ -195,6 +195,6 @@ describe('mergeSeverities', () => {
     expect(report.findings.map((f) => f.rule)).not.toContain('client-id-after-first');
     expect(report.findings.find((f) => f.rule === 'capture-gap')!.severity).toBe('error');
     expect(report.findings.find((f) => f.rule === 'member-id-mismatch')!.severity).toBe('info');
-    expect(report.counts.findings).toEqual({ error: 10, warning: 2, info: 2 });
+    expect(report.counts.findings).toEqual({ error: 14, warning: 4, info: 2 });
   });
 });

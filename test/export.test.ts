@@ -257,7 +257,7 @@ describe('--format parquet', () => {
     expect(r).toEqual({ code: 1, stdout: '', stderr: '' });
     const report = JSON.parse((await kcid(['analyze', MIX, '--format', 'json', '--rule', 'capture-gap=off'])).stdout) as { findings: { rule: string; severity: string; frame: number }[] };
     expect(await rows(`select rule, severity, frame::integer as frame from '${out}'`)).toEqual(report.findings.map((f) => ({ rule: f.rule, severity: f.severity, frame: f.frame })));
-    expect(report.findings.length).toBe(15);
+    expect(report.findings.length).toBe(21);
   });
 
   it.each([

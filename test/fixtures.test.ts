@@ -28,7 +28,8 @@ describe('fixtures/kip1313-mix.pcapng', () => {
   it('analyses to the golden table and JSON', async () => {
     const report = await analyzeFiles(['fixtures/kip1313-mix.pcapng']);
     checkGolden('kip1313-mix.table.txt', renderTable(report, makeStyle(false)));
-    checkGolden('kip1313-mix.json', renderJson(report));
+    // As kcid analyze --format json writes it: the conversations the telemetry rules judged are shown with --telemetry only.
+    checkGolden('kip1313-mix.json', renderJson({ ...report, telemetry: [] }));
   });
 
   it('is what the README shows as the output of its first command', () => {

@@ -142,11 +142,11 @@ describe('junit', () => {
     const doc = junitDoc(renderJunit(mix, WARNINGS_FAIL));
     expect(RULES.map((_, i) => doc.eval(`string(/testsuites/testsuite/testcase[${i + 1}]/@name)`))).toEqual(RULES.map((r) => r.id));
     expect(doc.eval('count(//testcase)')).toBe(40);
-    expect(doc.eval('count(//testcase[failure])')).toBe(13);
+    expect(doc.eval('count(//testcase[failure])')).toBe(16);
     expect(doc.eval('count(//testcase[system-out])')).toBe(2);
     for (const path of ['/testsuites', '/testsuites/testsuite']) {
       expect(doc.eval(`string(${path}/@tests)`)).toBe('40');
-      expect(doc.eval(`string(${path}/@failures)`)).toBe('13');
+      expect(doc.eval(`string(${path}/@failures)`)).toBe('16');
       expect(doc.eval(`string(${path}/@errors)`)).toBe('0');
     }
     expect(doc.eval('string(//testcase[@name="client-id-after-first"]/failure/@message)')).toBe('2 errors');
@@ -168,7 +168,7 @@ describe('junit', () => {
     expect(doc.eval('string(//testcase[@name="member-id-mismatch"]/system-out)')).toBe(
       'fixtures/kip1313-mix.pcapng frame 53, 10.2.0.25:44001 -> 10.1.0.13:9092, ConsumerGroupHeartbeat v0, correlation 3: MemberId "Tq3nWZ0bR1ubfIX6i9-Dfw" is not the client instance ID DZ6PemtcTT6PGis8TV5vcA',
     );
-    expect(doc.eval('string(/testsuites/@failures)')).toBe('11');
+    expect(doc.eval('string(/testsuites/@failures)')).toBe('14');
     doc.dispose();
   });
 
@@ -178,7 +178,7 @@ describe('junit', () => {
     const doc = junitDoc(renderJunit(suppressed, WARNINGS_FAIL));
     expect(doc.eval('string(//property[@name="suppressed"]/@value)')).toBe('3');
     expect(doc.eval('string(/testsuites/testsuite/system-out)')).toBe(
-      '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 8 errors, 3 warnings, 2 notes, 3 suppressed by the baseline',
+      '1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 13 errors, 4 warnings, 2 notes, 3 suppressed by the baseline',
     );
     doc.dispose();
   });
@@ -192,11 +192,11 @@ describe('junit', () => {
     };
     const memberId =
       'fixtures/kip1313-mix.pcapng frame 53, 10.2.0.25:44001 -> 10.1.0.13:9092, ConsumerGroupHeartbeat v0, correlation 3: MemberId "Tq3nWZ0bR1ubfIX6i9-Dfw" is not the client instance ID DZ6PemtcTT6PGis8TV5vcA';
-    // The mix has 10 rules with errors, 3 with warnings, 2 with notes.
-    expect(count('error')).toEqual(['10', 5, memberId]);
-    expect(count('warning')).toEqual(['13', 2, '']);
-    expect(count('info')).toEqual(['15', 0, '']);
-    expect(count('none')).toEqual(['0', 15, memberId]);
+    // The mix has 12 rules with errors, 4 with warnings, 2 with notes.
+    expect(count('error')).toEqual(['12', 6, memberId]);
+    expect(count('warning')).toEqual(['16', 2, '']);
+    expect(count('info')).toEqual(['18', 0, '']);
+    expect(count('none')).toEqual(['0', 18, memberId]);
     expect(renderJunit(mix)).toBe(renderJunit(mix, { failOn: 'error' }));
   });
 
@@ -265,14 +265,15 @@ describe('sarif', () => {
       defaultConfiguration: { level: 'warning' },
     });
     expect(run.artifacts).toEqual([{ location: { uri: 'fixtures/kip1313-mix.pcapng' } }]);
-    expect(run.results).toHaveLength(16);
-    expect(run.results[0]).toEqual({
+    expect(run.results).toHaveLength(22);
+    const first = mix.findings.findIndex((f) => f.rule === 'client-id-after-first');
+    expect(run.results[first]).toEqual({
       ruleId: 'client-id-after-first',
       ruleIndex: 3,
       level: 'error',
       message: { text: 'ClientId "payments-api" sent on a request other than the first of the connection' },
       locations: [{ physicalLocation: { artifactLocation: { uri: 'fixtures/kip1313-mix.pcapng', index: 0 }, region: { startLine: 42 } } }],
-      partialFingerprints: { 'kcid/v1': fingerprintAll(mix)[0] },
+      partialFingerprints: { 'kcid/v1': fingerprintAll(mix)[first] },
       properties: {
         frame: 42,
         time: '2025-12-01T00:00:00.004100Z',
@@ -295,7 +296,7 @@ describe('sarif', () => {
     expect(sarifErrors(text)).toEqual([]);
     const run = (JSON.parse(text) as { runs: { results: { baselineState: string }[]; properties: unknown }[] }).runs[0]!;
     expect(run.properties).toEqual({ suppressed: 2 });
-    expect(run.results).toHaveLength(14);
+    expect(run.results).toHaveLength(20);
     expect(new Set(run.results.map((r) => r.baselineState))).toEqual(new Set(['new']));
   });
 
@@ -328,8 +329,8 @@ describe('markdown', () => {
   });
 
   it.each([
-    ['error' as const, '## ❌ kcid: 11 errors, 3 warnings, 2 notes'],
-    ['none' as const, '## ✅ kcid: 11 errors, 3 warnings, 2 notes'],
+    ['error' as const, '## ❌ kcid: 15 errors, 5 warnings, 2 notes'],
+    ['none' as const, '## ✅ kcid: 15 errors, 5 warnings, 2 notes'],
   ])('marks the headline by --fail-on %s', (failOn, headline) => {
     expect(renderMarkdown(mix, { failOn }).split('\n')[0]).toBe(headline);
   });
@@ -337,12 +338,13 @@ describe('markdown', () => {
   it('passes with no findings, fails on warnings when asked', async () => {
     expect(renderMarkdown(withFindings(mix, [])).split('\n')[0]).toBe('## ✅ kcid: no findings');
     const warningsOnly = withFindings(mix, mix.findings.filter((f) => f.severity === 'warning'));
-    expect(renderMarkdown(warningsOnly).split('\n')[0]).toBe('## ✅ kcid: 0 errors, 3 warnings, 0 notes');
-    expect(renderMarkdown(warningsOnly, { failOn: 'warning' }).split('\n')[0]).toBe('## ❌ kcid: 0 errors, 3 warnings, 0 notes');
+    expect(renderMarkdown(warningsOnly).split('\n')[0]).toBe('## ✅ kcid: 0 errors, 5 warnings, 0 notes');
+    expect(renderMarkdown(warningsOnly, { failOn: 'warning' }).split('\n')[0]).toBe('## ❌ kcid: 0 errors, 5 warnings, 0 notes');
   });
 
   it(`lists at most ${MAX_ROWS} findings per severity, then how many more`, () => {
-    const many = Array.from({ length: 60 }, (_, i) => ({ ...mix.findings[0]!, frame: i + 1 }));
+    const clientId = mix.findings.find((f) => f.rule === 'client-id-after-first')!;
+    const many = Array.from({ length: 60 }, (_, i) => ({ ...clientId, frame: i + 1 }));
     const md = renderMarkdown(withFindings(mix, many));
     const rows = md.split('\n').filter((l) => l.startsWith('| `client-id-after-first` |'));
     expect(rows).toHaveLength(50);
@@ -358,7 +360,7 @@ describe('markdown', () => {
     const { report } = applyBaseline(two, { version: 1, entries: [], fingerprints: new Set(fingerprintAll(two).slice(0, 1)) });
     const md = renderMarkdown(report);
     expect(md).toContain(
-      '\n2 captures, 232 packets, 22 Kafka connections (port 9092), 54 requests, 9 client instances: 20 errors, 4 warnings, 4 notes, 2 suppressed by the baseline\n',
+      '\n2 captures, 232 packets, 22 Kafka connections (port 9092), 54 requests, 9 client instances: 28 errors, 10 warnings, 4 notes, 2 suppressed by the baseline\n',
     );
     expect(md).toContain('\nCaptures:\n\n1. `fixtures/kip1313-mix.pcapng`\n2. `fixtures/kip1313-mix.pcapng`\n');
     expect(md).toContain('\n| `telemetry-zero-id-with-header` | 2:44 | 10.2.0.24:43001 → 10.1.0.12:9092 | GetTelemetrySubscriptions v0 |');
@@ -387,7 +389,7 @@ describe('ndjson', () => {
     const jsonFindings = (JSON.parse(renderJson(mix)) as { findings: unknown[] }).findings;
     expect(text.endsWith('\n')).toBe(true);
     expect(text.split('\n').slice(0, -1)).toEqual(jsonFindings.map((f) => JSON.stringify(f)));
-    expect(text.split('\n')[0]).toBe(
+    expect(text.split('\n')[mix.findings.findIndex((f) => f.rule === 'client-id-after-first')]).toBe(
       '{"rule":"client-id-after-first","severity":"error","message":"ClientId \\"payments-api\\" sent on a request other than the first of the connection",' +
         '"frame":42,"time":"2025-12-01T00:00:00.004100Z","client":"10.2.0.24:43001","broker":"10.1.0.12:9092","apiKey":3,"apiName":"Metadata","apiVersion":12,' +
         '"correlationId":2,"clientInstanceId":"xaHnsh0_Toqca38uDUqLkQ","input":1}',

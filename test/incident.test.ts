@@ -66,17 +66,17 @@ describe('analyze - --follow', () => {
     expect(live.lines[0]).toBe(
       '2025-12-01T00:00:00.004Z  error  client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2  ClientId "payments-api" sent on a request other than the first of the connection',
     );
-    expect(live.lines).toContain('1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 11 errors, 3 warnings, 2 notes');
-    expect(live.lines.filter((l) => /^2025-12-01T[\d:.]+Z  (error|warning|info)  /.test(l))).toHaveLength(16);
+    expect(live.lines).toContain('1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 15 errors, 5 warnings, 2 notes');
+    expect(live.lines.filter((l) => /^2025-12-01T[\d:.]+Z  (error|warning|info)  /.test(l))).toHaveLength(22);
   });
 
   it('with --format ndjson writes one JSON object per finding and a summary object last', async () => {
     const live = await follow(['analyze', '-', '--follow', '--format', 'ndjson'], MIX_BYTES, 4096, 10);
     const objects = live.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(objects).toHaveLength(17);
+    expect(objects).toHaveLength(23);
     expect(objects[0]).toMatchObject({ rule: 'client-id-after-first', frame: 42 });
     expect(objects.at(-1)).toEqual({
-      summary: { connections: 11, requests: 27, responses: 25, instances: 9, findings: { error: 11, warning: 3, info: 2 } },
+      summary: { connections: 11, requests: 27, responses: 25, instances: 9, findings: { error: 15, warning: 5, info: 2 } },
     });
   });
 
@@ -109,6 +109,8 @@ describe('filters', () => {
       expect(doc.instances.map((i) => i.clientInstanceId)).toEqual(['DZ6PemtcTT6PGis8TV5vcA']);
       expect(doc.findings.map((f) => [f.rule, f.frame])).toEqual([
         ['telemetry-id-mismatch', 51],
+        ['telemetry-payload-invalid', 51],
+        ['telemetry-push-without-subscription', 51],
         ['member-id-mismatch', 53],
         ['instance-id-multiple-client-ids', 57],
         ['instance-id-multiple-hosts', 57],
@@ -130,15 +132,25 @@ describe('filters', () => {
     expect(none).toMatchObject({ code: 0, stderr: '' });
     expect((JSON.parse(none.stdout) as { findings: unknown[] }).findings).toEqual([]);
     expect((await findings(['--broker', '10.1.0.13:9092'])).summary.connections).toBe(3);
-    expect((await findings(['--api', 'PushTelemetry,68'])).findings.map((f) => f.rule)).toEqual(['telemetry-id-mismatch', 'member-id-mismatch']);
+    expect((await findings(['--api', 'PushTelemetry,68'])).findings.map((f) => f.rule)).toEqual([
+      'telemetry-payload-invalid',
+      'telemetry-push-too-soon',
+      'telemetry-payload-invalid',
+      'telemetry-push-too-soon',
+      'telemetry-id-mismatch',
+      'telemetry-payload-invalid',
+      'telemetry-push-without-subscription',
+      'member-id-mismatch',
+    ]);
     expect((await findings(['--since', '6ms'])).findings.map((f) => f.frame)).toEqual([62, 69, 76, 78, 80, 84, 85]);
-    expect((await findings(['--until', '2025-12-01T00:00:00.004500Z'])).findings.map((f) => f.frame)).toEqual([42, 44, 44, 45, 45]);
+    const early = [17, 17, 35, 35, 42, 44, 44, 45, 45];
+    expect((await findings(['--until', '2025-12-01T00:00:00.004500Z'])).findings.map((f) => f.frame)).toEqual(early);
     // A day, and a time with a space, are UTC unless a zone is given (the capture is 2025-12-01 from 00:00:00.000 UTC).
-    expect((await findings(['--until', '2025-12-01 00:00:00.004500'])).findings.map((f) => f.frame)).toEqual([42, 44, 44, 45, 45]);
-    expect((await findings(['--until', '2025-12-01 01:00:00.0045+01:00'])).findings.map((f) => f.frame)).toEqual([42, 44, 44, 45, 45]);
-    expect((await findings(['--since', '2025-12-01'])).findings).toHaveLength(16);
+    expect((await findings(['--until', '2025-12-01 00:00:00.004500'])).findings.map((f) => f.frame)).toEqual(early);
+    expect((await findings(['--until', '2025-12-01 01:00:00.0045+01:00'])).findings.map((f) => f.frame)).toEqual(early);
+    expect((await findings(['--since', '2025-12-01'])).findings).toHaveLength(22);
     expect(await kcid(['analyze', MIX, '--since', '2025-12-02', '--format', 'json'])).toMatchObject({ code: 2 });
-    expect((await findings(['--since', '2025-11-30 23:00+0100', '--until', '2025-12-01T00:00:00.0045Z'])).findings).toHaveLength(5);
+    expect((await findings(['--since', '2025-11-30 23:00+0100', '--until', '2025-12-01T00:00:00.0045Z'])).findings).toHaveLength(9);
   });
 
   it('filters that match nothing exit 2 with the filters named, unless --allow-empty', async () => {
@@ -204,7 +216,8 @@ describe('kcid clients', () => {
       latencyP50Ms: 0.1,
       latencyP99Ms: 0.1,
       latencyExact: true,
-      findings: { error: 0, warning: 0, info: 1 },
+      // Its push's Metrics are not zstd (telemetry-payload-invalid), sent at once after subscribing (telemetry-push-too-soon).
+      findings: { error: 1, warning: 1, info: 1 },
     });
     expect(rows[3]).toMatchObject({ clientIds: ['payments-api'], findings: { error: 5, warning: 0, info: 0 } });
   });

@@ -116,7 +116,7 @@ describe('kcid merge', () => {
     expect(doc.inputs.map((i) => i.file)).toEqual([FILES[0], FILES[0]]);
     expect((await kcid(['merge', part, part])).stderr).toBe(`kcid: summary '${part}' is given twice\n`);
     expect((await kcid(['analyze', '-', '-'])).stderr).toBe("kcid: '-' (stdin) can be given only once\n");
-    expect(doc.findings.filter((f) => f.input === 1)[0]!.frame).toBe(42);
+    expect(doc.findings.filter((f) => f.input === 1)[0]!.frame).toBe(17);
     expect(readFileSync(part, 'utf8').startsWith('{"kind":"kcid-summary","version":1,')).toBe(true);
   });
 });

@@ -18,6 +18,7 @@ import {
 import { Scenario, type KafkaConn } from './builder/scenario.js';
 import { analyzeFiles, analyzeScenario, brief, ID_A, ID_A_B64, ID_B, ID_B_B64, ID_C, ID_C_B64, ZERO } from './helpers.js';
 import { RULES } from '../src/analysis/rules/index.js';
+import { encodeMetrics, sampleMetrics } from './telemetry/otlp.js';
 
 const K = { ApiVersions: 18, Metadata: 3, Produce: 0, GTS: 71, Push: 72, CGH: 68, Heartbeat: 12 } as const;
 
@@ -128,12 +129,14 @@ describe('a clean KIP-1313 client', () => {
     open(c, ID_A);
     c.respond(c.request({ apiKey: K.Metadata, apiVersion: 12, clientInstanceId: ID_A, body: metadataV12 }));
     c.respond(c.request({ apiKey: K.GTS, apiVersion: 1, clientInstanceId: ID_A, body: getTelemetrySubscriptionsRequestBody(1) }), gtsResponse(1, 0));
+    // The first push from half the PushIntervalMs (30 s) on, OTLP metrics as OpenTelemetry encodes them.
+    s.wait(15);
     c.respond(
       c.request({
         apiKey: K.Push,
         apiVersion: 1,
         clientInstanceId: ID_A,
-        body: pushTelemetryRequestBody(1, { subscriptionId: 7, terminating: false, compressionType: 4, metrics: new Uint8Array(100) }),
+        body: pushTelemetryRequestBody(1, { subscriptionId: 7, terminating: false, compressionType: 0, metrics: encodeMetrics(sampleMetrics()) }),
       }),
       errorCodeResponseBody({ throttleTimeMs: 0, errorCode: 0, flexible: true }),
     );
@@ -311,6 +314,8 @@ describe('telemetry rules', () => {
       ['telemetry-id-mismatch', 6, mismatch],
       ['broker-accepted-invalid', 7, 'broker answered GetTelemetrySubscriptions v0 with a body ClientInstanceId that differs from the header ID (frame 6) with error code 0, not INVALID_REQUEST (42)'],
       ['telemetry-id-mismatch', 8, mismatch],
+      // The KIP-714 conversation is judged too: that push came at once after the subscription.
+      ['telemetry-push-too-soon', 8, 'PushTelemetry 0.1 ms after the subscription was answered (frame 7); PushIntervalMs is 30000 (the first push may come from half of it); no answer in the capture'],
     ]);
   });
 
@@ -324,6 +329,8 @@ describe('telemetry rules', () => {
     const report = await analyzeScenario(s);
     expect(brief(report.findings)).toEqual([
       ['telemetry-v1-without-instance-id', 6, 'GetTelemetrySubscriptions v1 without a ClientInstanceId in its request header'],
+      // The subscription at frame 6 was never answered (the KIP-714 conversation is judged too).
+      ['telemetry-push-without-subscription', 7, 'PushTelemetry (SubscriptionId 1) with no successful GetTelemetrySubscriptions answered before it'],
       ['telemetry-v1-without-instance-id', 7, 'PushTelemetry v1 without a ClientInstanceId in its request header'],
     ]);
   });

@@ -93,9 +93,17 @@ describe('librdkafka 2.15.1 pushes (ckjs-mock-telemetry.pcap)', () => {
     expect(report.findings.filter((f) => telemetryRules.has(f.rule)).map((f) => f.message)).toEqual([]);
   });
 
-  it('without telemetry asked, analyze collects nothing and sizes the blobs only', async () => {
-    const report = await analyzeFiles([FIXTURE]);
-    expect(report.telemetry).toEqual([]);
+  it('plain analyze judges the same conversation: pushes decoded for the rules that read them, or only sized when those are off', async () => {
+    const pushes = (report: Awaited<ReturnType<typeof analyzeFiles>>) =>
+      report.telemetry.map((c) => c.pushes.map(({ push: p }) => [p.frame, p.metricsBytes, p.payload?.metricCount ?? null, p.payloadError]));
+    const decoded = [
+      [[147, 538, 14, null], [165, 499, 14, null], [198, 503, 14, null]],
+      [[138, 775, 19, null], [156, 738, 19, null], [184, 759, 19, null]],
+    ];
+    expect(pushes(await analyzeFiles([FIXTURE]))).toEqual(decoded);
+    expect(pushes(await analyzeFiles([FIXTURE], { telemetry: 'rules' }))).toEqual(decoded);
+    expect(pushes(await analyzeFiles([FIXTURE], { telemetry: 'sizes' }))).toEqual(decoded.map((c) => c.map(([frame, bytes]) => [frame, bytes, null, null])));
+    expect((await analyzeFiles([FIXTURE], { telemetry: 'off' })).telemetry).toEqual([]);
   });
 
   it('kcid telemetry: the table and the JSON, byte-stable', async () => {
@@ -153,8 +161,14 @@ describe('librdkafka 2.15.1 pushes (ckjs-mock-telemetry.pcap)', () => {
     ]);
     expect(Object.keys(JSON.parse((await runKcid(['analyze', FIXTURE, '--format', 'json'])).stdout))).toEqual(['version', 'inputs', 'summary', 'instances', 'connections', 'findings']);
     const summary = tmpFile('ckjs.summary.json', (await runKcid(['analyze', FIXTURE, '--telemetry', '--format', 'summary-json'])).stdout);
-    const merged = JSON.parse((await runKcid(['merge', summary, '--format', 'json'])).stdout);
+    const merged = JSON.parse((await runKcid(['merge', summary, '--format', 'json', '--telemetry'])).stdout);
     expect(merged.telemetry).toEqual(json.telemetry);
+    // A summary of plain analyze holds the same conversation as the rules read it: every push, metric,
+    // type and point count, without the points' attribute keys and times (which no rule reads).
+    const plain = tmpFile('ckjs.plain.summary.json', (await runKcid(['analyze', FIXTURE, '--format', 'summary-json'])).stdout);
+    const asRulesRead = JSON.parse(JSON.stringify(json.telemetry, (k, v: unknown) => (k === 'attributes' ? [] : k === 'startUs' || k === 'endUs' ? null : v)));
+    expect(JSON.parse((await runKcid(['merge', plain, '--format', 'json', '--telemetry'])).stdout).telemetry).toEqual(asRulesRead);
+    expect(Object.keys(JSON.parse((await runKcid(['merge', plain, '--format', 'json'])).stdout))).not.toContain('telemetry');
   });
 
   it('kcid clients --instance ends with a telemetry summary, and its JSON has the conversations', async () => {

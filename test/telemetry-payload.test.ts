@@ -35,6 +35,14 @@ describe('OTLP metrics in every codec', () => {
     });
   }
 
+  it("as the rules read it ('rules'): the same metrics, types, temporalities and point counts, data points not opened", () => {
+    const full = readTelemetryPayload(0, raw, LIMIT);
+    const rules = readTelemetryPayload(0, raw, LIMIT, 'rules');
+    if (!full.ok || !rules.ok) throw new Error('not decoded');
+    expect(rules).toEqual({ ...full, metrics: { ...full.metrics, metrics: full.metrics.metrics.map((m) => ({ ...m, attributes: [], startUs: null, endUs: null })) } });
+    expect(readTelemetryPayload(0, new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]), LIMIT, 'rules')).toMatchObject({ ok: false, kind: 'not-metrics' });
+  });
+
   it('reads cumulative temporality as cumulative', () => {
     const r = readTelemetryPayload(0, encodeMetrics(sampleMetrics(AggregationTemporality.CUMULATIVE)), LIMIT);
     expect(r.ok && r.metrics.metrics.map((m) => m.temporality)).toEqual(['cumulative', null, 'cumulative', 'cumulative']);

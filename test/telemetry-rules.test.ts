@@ -80,8 +80,13 @@ class TelemetryClient {
 /** [rule, frame, message] of the telemetry rules' findings. */
 async function judged(s: Scenario | Scenario[], opts: { maxTelemetryBytes?: number } = {}): Promise<[string, number | null, string][]> {
   const files = (Array.isArray(s) ? s : [s]).map((x) => x.file());
-  const report = await analyzeFiles(files, { decodeTelemetry: true, ...opts });
-  return report.findings.filter((f) => TELEMETRY_RULE_IDS.has(f.rule)).map((f) => [f.rule, f.frame, f.message]);
+  const of = (report: Awaited<ReturnType<typeof analyzeFiles>>) =>
+    report.findings.filter((f) => TELEMETRY_RULE_IDS.has(f.rule)).map((f): [string, number | null, string] => [f.rule, f.frame, f.message]);
+  // What kcid telemetry and analyze --telemetry judge (every push decoded up front) is what plain
+  // analyze judges (pushes decoded for the rules that read them, the decoder loaded at the first).
+  const shown = of(await analyzeFiles(files, { decodeTelemetry: true, ...opts }));
+  expect(of(await analyzeFiles(files, opts))).toEqual(shown);
+  return shown;
 }
 
 /** A well-behaved client: subscribes, waits, pushes every second, ends with a Terminating push. */
@@ -142,6 +147,14 @@ describe('a KIP-714 client that follows the conversation', () => {
       ['broker-accepted-early-push', 2, 4],
       ['telemetry-push-too-soon', 2, 4],
     ]);
+    // Summaries of plain analyze (no --telemetry) keep the same conversation, and merge judges it the same.
+    const plain = await Promise.all(
+      [one, two].map(async (x, i) => tmpFile(`plain${i}.json`, (await runKcid(['analyze', x.file(), '--format', 'summary-json', '--fail-on', 'none'])).stdout)),
+    );
+    const mergedPlain = JSON.parse((await runKcid(['merge', ...plain, '--format', 'json'])).stdout) as typeof merged & { telemetry?: unknown };
+    expect(mergedPlain.findings).toEqual(merged.findings);
+    expect(mergedPlain.telemetry).toBeUndefined();
+    expect((JSON.parse((await runKcid(['merge', ...plain, '--format', 'json', '--telemetry'])).stdout) as { telemetry: { pushes: unknown[] }[] }).telemetry.map((c) => c.pushes.length)).toEqual([2]);
     // Apart, broker 2 alone sees a push without a subscription.
     const alone = JSON.parse((await runKcid(['merge', parts[1]!, '--format', 'json'])).stdout) as { findings: { rule: string }[] };
     expect(alone.findings.map((f) => f.rule)).toEqual(['telemetry-push-without-subscription']);

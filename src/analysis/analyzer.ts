@@ -82,13 +82,13 @@ export class CaptureAnalyzer implements KafkaListener {
     private readonly onFinding: FindingSink,
     private readonly observer: RequestObserver = {},
     private readonly maxSummaries = DEFAULT_MAX_SUMMARIES,
-    telemetry: TelemetryDecoding = { decode: false, maxBytes: DEFAULT_MAX_TELEMETRY_BYTES, read: null },
+    telemetry: TelemetryDecoding = { collect: false, decode: 'none', maxBytes: DEFAULT_MAX_TELEMETRY_BYTES, read: null, load: null },
   ) {
     this.telemetry = new TelemetryCollector(input, telemetry);
-    this.telemetryOn = telemetry.decode;
+    this.telemetryOn = telemetry.collect;
   }
 
-  /** Telemetry questions were asked (kcid telemetry, analyze --telemetry): collect the KIP-714 conversation. */
+  /** Collect the KIP-714 conversation for the telemetry rules (every command that judges rules). */
   private readonly telemetryOn: boolean;
 
   /** KIP-714 telemetry requests, for the summary (see telemetry-events.ts). */

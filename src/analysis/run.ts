@@ -11,6 +11,7 @@ import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import { ActivityCollector } from './activity.js';
 import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
+import type { TelemetryDecoding } from './telemetry-events.js';
 import { compareConnections } from './report.js';
 import { makeFinding } from './finding.js';
 import type { RuleMeta } from './rules/rule.js';
@@ -51,11 +52,18 @@ export interface AnalyzeOptions {
   /** NSS key log files for TLS connections (--tls-keylog), read by each analysis: secrets never travel in messages. */
   tlsKeylogs?: readonly string[];
   /**
-   * Telemetry questions (kcid telemetry, analyze --telemetry): collect the KIP-714 conversation for
-   * the telemetry rules and decode PushTelemetry's metrics. Off: nothing is collected and blobs are
-   * sized, not copied (as fast as without telemetry).
+   * An output shows the pushes' metrics (kcid telemetry, analyze --telemetry, clients --instance):
+   * every push decoded, the decoder loaded up front. Otherwise {@link telemetry} says what is done.
    */
   decodeTelemetry?: boolean;
+  /**
+   * KIP-714 telemetry for the telemetry rules, when decodeTelemetry is not set: 'rules' (the default)
+   * collects the conversation and decodes the pushes' metrics for the rules that read them, loading
+   * the decoder at the first push, so a capture without one pays nothing; 'sizes' collects the
+   * conversation and decodes nothing (those rules are off: blobs are sized, never copied); 'off'
+   * collects nothing (a command that shows no findings).
+   */
+  telemetry?: 'rules' | 'sizes' | 'off';
   /** The most a telemetry blob may decompress to, and the largest PushTelemetry frame kept (default 16 MiB). */
   maxTelemetryBytes?: number;
 }
@@ -119,12 +127,21 @@ export async function analyzeInput(
   if (activity !== null) observer = activity;
   const tlsKeys = new KeyLog();
   for (const path of opts.tlsKeylogs ?? []) tlsKeys.add(path, readFileSync(path, 'latin1'));
-  const decode = opts.decodeTelemetry === true;
-  // protobufjs and the decompressors are evaluated only when telemetry is asked for.
-  const read = decode ? (await import('../telemetry/index.js')).readTelemetryPayload : null;
-  const telemetry = { decode, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES, read };
+  const mode = opts.decodeTelemetry === true ? 'all' : (opts.telemetry ?? 'rules');
+  // protobufjs and the decompressors are evaluated only when pushes are decoded: up front when an
+  // output shows them, else at the first push.
+  const read = mode === 'all' ? (await import('../telemetry/index.js')).readPushMetrics : null;
+  const telemetry: TelemetryDecoding = {
+    collect: mode !== 'off',
+    decode: mode === 'all' ? 'all' : mode === 'rules' ? 'lazy' : 'none',
+    maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES,
+    read,
+    load: async () => (await import('../telemetry/index.js')).readPushMetrics,
+  };
   const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry);
-  const keepTelemetryBytes = telemetry.decode ? telemetry.maxBytes : 0;
+  // PushTelemetry frames are kept whole (up to the bound) when their metrics are decoded: for the
+  // telemetry rules and outputs, or for kcid requests --bodies, whose rows show them.
+  const keepTelemetryBytes = (telemetry.collect && telemetry.decode !== 'none') || opts.maxBodyBytes !== undefined ? telemetry.maxBytes : 0;
   const reassembler = new Reassembler(
     new KafkaStreamFactory(analyzer, {
       kafkaPorts: opts.kafkaPorts,
@@ -170,6 +187,7 @@ export async function analyzeInput(
       ? await readCapture(file, sink, readOpts)
       : await readCaptureStream(file, untilAborted(file === '-' ? process.stdin : createReadStream(file), opts.signal), sink, readOpts);
   reassembler.finish();
+  await analyzer.telemetry.settle();
 
   let unknownLinkTypePackets = 0;
   for (const n of net.unknownLinkTypes.values()) unknownLinkTypePackets += n;

@@ -10,20 +10,36 @@ import { bool, int, list, uuid } from '../kafka/fields.js';
 import { API_KEY } from '../kafka/protocol.js';
 import { isZeroUuid, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
-import type { readTelemetryPayload } from '../telemetry/index.js';
+import type { readPushMetrics } from '../telemetry/index.js';
 import type { ConnState } from './connection-state.js';
 import type { TelemetryEvent, TelemetryPushEvent } from './types.js';
 
+type ReadPushMetrics = typeof readPushMetrics;
+
 export interface TelemetryDecoding {
+  /** Collect the conversation (subscriptions, pushes, their sizes and answers) for the telemetry rules. */
+  collect: boolean;
   /**
-   * Telemetry questions were asked: collect the conversation and decode PushTelemetry blobs (the
-   * Kafka stage then keeps their frames whole). Off, the analyzer collects nothing.
+   * PushTelemetry's metrics: 'all' decoded with `read` (an output shows them); 'lazy' decoded for the
+   * rules that read them, with the decoder `load` brings at the first push (a capture without one
+   * never loads it); 'none' only sized. Unless 'none', the Kafka stage keeps push frames whole.
    */
-  decode: boolean;
+  decode: 'all' | 'lazy' | 'none';
   /** The most a blob may decompress to, and the largest PushTelemetry frame kept (--max-telemetry-bytes). */
   maxBytes: number;
-  /** telemetry/index.ts's decoder, loaded by run.ts only when decode is on (null otherwise). */
-  read: typeof readTelemetryPayload | null;
+  /** telemetry/index.ts's decoder, when run.ts loaded it up front ('all'). */
+  read: ReadPushMetrics | null;
+  /** Loads the decoder ('lazy'). */
+  load: (() => Promise<ReadPushMetrics>) | null;
+}
+
+/** Metrics bytes of pushes kept while the decoder loads (it loads within a chunk of input; this only bounds the wait). */
+const MAX_WAITING_BYTES = 64 * 1024 * 1024;
+
+interface Waiting {
+  event: TelemetryPushEvent;
+  blob: Uint8Array | null;
+  frame: { complete: boolean; size: number };
 }
 
 /** Telemetry requests kept per input (pushes every few seconds per client: a day of a thousand clients); the rest are counted. */
@@ -35,11 +51,18 @@ export class TelemetryCollector {
   dropped = 0;
   /** Pushes awaiting their answer: decoded at the request, so the blob is not kept meanwhile. */
   private readonly pending = new Map<KafkaRequest, TelemetryPushEvent>();
+  private read: ReadPushMetrics | null;
+  private loading: Promise<void> | null = null;
+  /** Pushes that came while the decoder was loading, with their blobs. */
+  private waiting: Waiting[] = [];
+  private waitingBytes = 0;
 
   constructor(
     private readonly input: number,
     private readonly decoding: TelemetryDecoding,
-  ) {}
+  ) {
+    this.read = decoding.read;
+  }
 
   request(s: ConnState, r: KafkaRequest): void {
     const b = r.body;
@@ -58,7 +81,7 @@ export class TelemetryCollector {
       payload: null,
       payloadError: null,
     };
-    if (this.decoding.read !== null && metricsBytes !== null) this.decode(event, r);
+    if (this.decoding.decode !== 'none' && metricsBytes !== null) this.decode(event, r);
     this.pending.set(r, event);
   }
 
@@ -101,6 +124,11 @@ export class TelemetryCollector {
     this.keep(event);
   }
 
+  /** Resolves once every push that waited for the decoder is decoded (call before finish). */
+  async settle(): Promise<void> {
+    if (this.loading !== null) await this.loading;
+  }
+
   /** The events in capture order (they were kept as their answers came). */
   finish(): TelemetryEvent[] {
     for (const event of this.pending.values()) this.keep(event);
@@ -134,30 +162,65 @@ export class TelemetryCollector {
   }
 
   private decode(event: TelemetryPushEvent, r: KafkaRequest): void {
+    const frame = { complete: r.complete, size: r.size };
+    if (this.read !== null) return this.apply(event, this.read(event.compressionType, r.metricsBlob, frame, this.decoding.maxBytes, this.view));
+    // The first push: the decoder (protobufjs, the decompressors) loads now; pushes wait for it with their blobs.
+    this.loading ??= this.decoding.load!().then((read) => {
+      this.read = read;
+      for (const w of this.waiting) this.apply(w.event, read(w.event.compressionType, w.blob, w.frame, this.decoding.maxBytes, this.view));
+      this.waiting = [];
+      this.waitingBytes = 0;
+    });
     const blob = r.metricsBlob;
-    if (blob === null) {
-      const why = !r.complete
-        ? 'the capture misses part of the frame'
-        : `the frame (${r.size} bytes) is larger than --max-telemetry-bytes (${this.decoding.maxBytes} bytes)`;
-      event.payloadError = { kind: 'not-kept', message: `metrics not decoded: ${why}` };
+    if (blob !== null && this.waitingBytes + blob.length > MAX_WAITING_BYTES) {
+      event.payloadError = { kind: 'not-kept', message: 'metrics not decoded: more metrics arrived than kcid keeps while its decoder loads' };
       return;
     }
-    const result = this.decoding.read!(event.compressionType, blob, this.decoding.maxBytes);
+    this.waitingBytes += blob?.length ?? 0;
+    this.waiting.push({ event, blob, frame });
+  }
+
+  /** Decoded for the rules only ('lazy'), pushes are read as the rules read them (metrics.ts, 'rules'). */
+  private get view(): 'full' | 'rules' {
+    return this.decoding.decode === 'lazy' ? 'rules' : 'full';
+  }
+
+  private apply(event: TelemetryPushEvent, result: ReturnType<ReadPushMetrics>): void {
     if (!result.ok) {
       event.payloadError = { kind: result.kind, message: result.message };
       return;
     }
     const m = result.metrics;
+    // Decoded for the rules only: what they read, each list shared with the pushes before it that
+    // carried the same (a client pushes the same metrics every interval), so memory follows the
+    // distinct metric sets, not the pushes. An output that shows the pushes keeps them whole.
+    const forRules = this.decoding.decode === 'lazy';
     event.payload = {
       decompressedBytes: result.decompressedBytes,
       metricCount: m.metricCount,
       points: m.points,
-      resource: m.resource,
-      scopes: m.scopes,
-      metrics: m.metrics,
+      resource: forRules ? this.shared(m.resource) : m.resource,
+      scopes: forRules ? this.shared(m.scopes) : m.scopes,
+      metrics: forRules ? this.shared(m.metrics) : m.metrics,
     };
   }
+
+  /** Lists kept once per distinct content (at most MAX_SHARED of them; past that, as they come). */
+  private readonly sharedLists = new Map<string, unknown[]>();
+
+  private shared<T>(list: T[]): T[] {
+    if (list.length === 0) return EMPTY as T[];
+    const key = JSON.stringify(list);
+    const known = this.sharedLists.get(key);
+    if (known !== undefined) return known as T[];
+    if (this.sharedLists.size < MAX_SHARED) this.sharedLists.set(key, list);
+    return list;
+  }
 }
+
+const EMPTY: unknown[] = [];
+/** Distinct metric lists (and resources, scopes) shared between pushes per input. */
+const MAX_SHARED = 10_000;
 
 /** A body's ClientInstanceId when it names an instance: absent (v1), null and the zero UUID do not. */
 function nonZero(id: Uint8Array | null | undefined): Uint8Array | null {

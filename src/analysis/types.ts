@@ -181,7 +181,12 @@ export interface TelemetryPushEvent extends TelemetryEventBase {
   compressionType: number;
   /** Size of the Metrics blob as sent (compressed), null when Metrics is null. */
   metricsBytes: number | null;
-  /** The decoded blob, when telemetry decoding was asked for and it decoded. */
+  /**
+   * The decoded blob, when it was decoded and decoded well. Decoded for the rules only (plain analyze,
+   * the rules that read metrics on), each metric has no attribute keys or times (`attributes` empty,
+   * `startUs`/`endUs` null) and the lists are shared between pushes that carried the same; decoded
+   * for an output (kcid telemetry, --telemetry, clients --instance), everything is there.
+   */
   payload: {
     decompressedBytes: number;
     metricCount: number;

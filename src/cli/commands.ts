@@ -19,7 +19,7 @@ import {
 import { pcapMagic } from '../capture/pcap.js';
 import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
-import { REPORT_RULES, TELEMETRY_RULES } from '../analysis/rules/index.js';
+import { REPORT_RULES, TELEMETRY_RULES, telemetryNeeds } from '../analysis/rules/index.js';
 import { analyzeInput, DEFAULT_KAFKA_PORTS, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
 import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
@@ -35,6 +35,7 @@ import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
 import { Out, writeProblem } from './output.js';
 import { Progress } from './progress.js';
+import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
 
 export interface CommonCliOptions {
   port?: string;
@@ -243,8 +244,10 @@ function reportFrom(summary: CaptureSummary, o: AnalyzeCliOptions, config: Confi
 }
 
 /** Writes the report in the chosen format; the JSON formats are written in pieces as they are made. */
-async function emit(report: Report, summary: CaptureSummary, o: AnalyzeCliOptions, config: Config, out: Out, io: Io): Promise<void> {
+async function emit(judged: Report, summary: CaptureSummary, o: AnalyzeCliOptions, config: Config, out: Out, io: Io): Promise<void> {
   const write = (s: string) => out.write(s);
+  // The telemetry rules always judge the conversations; --telemetry also shows them (JSON's telemetry member).
+  const report = o.telemetry === true ? judged : { ...judged, telemetry: [] };
   if (o.format === 'json') writeReportJson(report, write);
   else if (o.format === 'summary-json') writeSummaryJson(summary, write);
   else out.write(await render(report, o, config, out, io));
@@ -276,6 +279,8 @@ export async function analyzeCommand(captures: string[], o: AnalyzeCliOptions, i
   if (o.follow === true) return followAnalyze(captures, o, io, config);
   const progress = Progress.forStream(io.stderr, o.quiet === true);
   const opts = captureOptions(o, progress);
+  // The telemetry rules read the pushes' metrics unless configured off; --telemetry shows them all.
+  if (opts.decodeTelemetry !== true) opts.telemetry = telemetryNeeds(severities(config, o));
   // The page draws traffic over time, and a summary keeps it for `kcid merge --format html`.
   if (o.format === 'html' || o.format === 'summary-json') opts.activity = true;
   parseFilters(o); // fail on a bad filter before reading anything
@@ -359,7 +364,8 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   const stopListening = io.onInterrupt?.(() => controller.abort()) ?? (() => {});
   let startUs: number | null = null;
   const clock = clockFor(o, () => startUs, io);
-  const opts = { ...captureOptions(o, null), signal: controller.signal };
+  const opts: AnalyzeOptions = { ...captureOptions(o, null), signal: controller.signal };
+  if (opts.decodeTelemetry !== true) opts.telemetry = telemetryNeeds(settings);
   const show = (f: Finding) => {
     const setting = settings.get(f.rule);
     if (setting === 'off') return;
@@ -419,9 +425,12 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   const progress = follow ? null : Progress.forStream(io.stderr, o.quiet === true);
   const controller = new AbortController();
   const stopListening = follow ? (io.onInterrupt?.(() => controller.abort()) ?? (() => {})) : () => {};
-  const opts: AnalyzeOptions = { ...captureOptions(o, progress), ...(follow ? { signal: controller.signal } : {}) };
+  // Rows show no findings: no telemetry conversation is collected (--bodies decodes each push for its row).
+  const opts: AnalyzeOptions = { ...captureOptions(o, progress), telemetry: 'off', ...(follow ? { signal: controller.signal } : {}) };
   if (o.maxBodyBytes !== undefined && o.bodies !== true) throw new UsageError('--max-body-bytes goes with --bodies');
   if (o.bodies === true) opts.maxBodyBytes = o.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : parseSize(o.maxBodyBytes, '--max-body-bytes');
+  // --bodies opens PushTelemetry's metrics too (the analysis keeps those frames whole, up to --max-telemetry-bytes).
+  const telemetry = o.bodies === true ? { read: (await import('../telemetry/index.js')).readPushMetrics, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES } : null;
   const parquet = o.format === 'parquet' ? await requestsParquet(captures, o.output, follow) : null;
   const out = new Out(io.stdout, parquet === null ? o.output : undefined, follow);
   const multiple = captures.length > 1;
@@ -460,7 +469,7 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
         if (parquet !== null) {
           if (row.requestCaptured) parquet.add(row, us, i);
         } else show(row);
-      }, o.bodies === true, parquet === null);
+      }, o.bodies === true, telemetry, parquet === null);
       rows.captureStart = (us: number) => {
         startUs = us;
       };
@@ -522,6 +531,7 @@ export async function clientsCommand(
   const style = await styleFor(out, io);
   const { renderClientDetail, renderClientsJson, renderClientsTable } = await import('../report/clients.js');
   if (instance === undefined) {
+    opts.telemetry = telemetryNeeds(severities(config, o));
     progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
     const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
     progress?.done();
@@ -586,6 +596,7 @@ export async function exportCommand(captures: string[], o: ExportCliOptions, io:
   let startUs: number | null = null;
   const keep = rowPredicate(filters, () => startUs);
   const opts = captureOptions(o, progress);
+  opts.telemetry = telemetryNeeds(severities(config, o));
   await exportCaptures(captures, opts, {
     dir: o.to,
     overwrite: o.overwrite === true,

@@ -106,7 +106,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
         .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin"),
     )
       .option('--follow', "print each finding as it is found, the summary at end of input or Ctrl-C (for live input: '-')")
-      .option('--telemetry', 'also check the KIP-714 telemetry conversation: decode PushTelemetry metrics and run the telemetry rules (kcid telemetry always does)'),
+      .option('--telemetry', 'also show the KIP-714 telemetry conversations, every push decoded (JSON: a telemetry member; the telemetry rules run without it)'),
     ANALYZE_FORMATS,
   ).action(async (captures: string[], o: AnalyzeCliOptions, cmd: Command) => {
     exitCode = await analyzeCommand(captures, o, io, givenOnCli(cmd));
@@ -168,6 +168,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--since <time>', 'only from this time')
     .option('--until <time>', 'only up to this time')
     .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
+    .option('--telemetry', 'also show the KIP-714 telemetry conversations the summaries hold (JSON: a telemetry member)')
     .addOption(timeFormatOption())
     .action(async (files: string[], o: AnalyzeCliOptions, cmd: Command) => {
       exitCode = await mergeCommand(files, o, io, givenOnCli(cmd));

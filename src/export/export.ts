@@ -178,7 +178,7 @@ async function exportOne(file: string, input: number, origin: Origin, folders: s
       holder.row = row;
       holder.us = us;
       requests.add(holder);
-    }, false, false);
+    }, false, null, false);
     if (o.onCaptureStart !== undefined) rows.captureStart = o.onCaptureStart;
     o.onStart?.(file);
     const result = await analyzeInput(file, input, { ...analyze, decodeTelemetry: true }, () => {}, rows);

@@ -186,6 +186,8 @@ export class Framer {
 
   /** End of the stream: a frame in progress is reported as incomplete, unframed bytes as a desync. */
   end(tsSec: number, tsNsec: number): void {
+    // As at a gap: a head still growing (a PushTelemetry kept whole, a --bodies frame) is read as far as it came.
+    if (this.state === PREFIX && this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, this.lastFrame, true);
     if (this.state === SKIP || this.state === PREFIX) this.sink.frameEnd(this.lastFrame, tsSec, tsNsec, false);
     if (this.state === RESYNC) {
       this.dropWindow(this.windowLen);

@@ -13,6 +13,9 @@ import { apiName, errorLabel } from '../kafka/protocol.js';
 import { bodyJson } from '../kafka/secrets.js';
 import { errorSummary, requestSummary } from '../kafka/summary.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
+import { int } from '../kafka/fields.js';
+import type { readPushMetrics } from '../telemetry/index.js';
+import { pushMetricsJson, pushMetricsSummary } from './telemetry-json.js';
 import { safeJson } from '../base/json-text.js';
 import { wrap } from './wrap.js';
 import { sanitize } from '../base/sanitize.js';
@@ -62,6 +65,15 @@ export interface RowBodies {
   responseComplete: boolean;
   summary: string;
   errors: string;
+  /** PushTelemetry: its metrics decoded, as JSON text (pushMetricsJson), when the row has telemetry decoding. */
+  telemetry?: string;
+}
+
+/** How `kcid requests --bodies` opens PushTelemetry's metrics: telemetry/index.ts's reader, loaded by the command. */
+export interface RowTelemetry {
+  read: typeof readPushMetrics;
+  /** --max-telemetry-bytes. */
+  maxBytes: number;
 }
 
 const MAX_WAITING = 50_000;
@@ -106,6 +118,8 @@ export class RequestRows implements RequestObserver {
     private readonly emit: (row: RequestRow, s: ConnState, us: number) => void,
     /** --bodies: each row carries its decoded request and response. */
     private readonly bodies = false,
+    /** --bodies: PushTelemetry rows also carry their metrics, decoded (the analysis keeps those frames whole). */
+    private readonly telemetry: RowTelemetry | null = null,
     /** Rows carry `time` as text (false: '', for a consumer that reads timeUs only, such as the Parquet export). */
     private readonly timeText = true,
   ) {}
@@ -137,7 +151,7 @@ export class RequestRows implements RequestObserver {
         input: this.input,
         requestCaptured: true,
         timeUs: us,
-        ...(this.bodies ? { bodies: requestBodies(r) } : {}),
+        ...(this.bodies ? { bodies: requestBodies(r, this.telemetry) } : {}),
       },
       request: r,
       state: s,
@@ -237,9 +251,9 @@ export class RequestRows implements RequestObserver {
   }
 }
 
-function requestBodies(r: KafkaRequest): RowBodies {
+function requestBodies(r: KafkaRequest, telemetry: RowTelemetry | null): RowBodies {
   const h = r.header;
-  return {
+  const bodies: RowBodies = {
     request: r.body === null ? 'null' : bodyJson('request', h.apiKey, h.apiVersion, r.body),
     response: 'null',
     requestComplete: r.complete && r.bodyComplete,
@@ -247,7 +261,18 @@ function requestBodies(r: KafkaRequest): RowBodies {
     summary: requestSummary(h.apiKey, h.apiVersion, r.body),
     errors: '',
   };
+  // PushTelemetry's Metrics: decoded here, while the frame's blob is at hand (it is not kept for the row).
+  if (telemetry !== null && h.apiKey === PUSH_TELEMETRY && r.body !== null && r.metricsBytes !== null) {
+    const type = int(r.body, 'CompressionType') ?? 0;
+    const result = telemetry.read(type, r.metricsBlob, r, telemetry.maxBytes);
+    bodies.telemetry = safeJson(pushMetricsJson(type, r.metricsBytes, result));
+    bodies.summary = [bodies.summary, pushMetricsSummary(type, r.metricsBytes, result)].filter((t) => t !== '').join('; ');
+  }
+  return bodies;
 }
+
+/** API key of PushTelemetry (KIP-714). */
+const PUSH_TELEMETRY = 72;
 
 /** A row as JSON shows it: `input` counted from 1 (as the tables number inputs), no `timeUs`. */
 export function requestJson(row: RequestRow): Omit<RequestRow, 'timeUs' | 'bodies'> {
@@ -257,15 +282,17 @@ export function requestJson(row: RequestRow): Omit<RequestRow, 'timeUs' | 'bodie
 
 /**
  * One JSON object per line, keys in a fixed order. With --bodies, `request` and `response` follow
- * (Kafka's JSON converter form), and `truncated` lists the bodies decoded only as far as kcid kept.
+ * (Kafka's JSON converter form), and `truncated` lists the bodies decoded only as far as kcid kept;
+ * a PushTelemetry row has its metrics decoded between them, as `telemetry`.
  */
 export function requestNdjson(row: RequestRow): string {
   const text = safeJson(requestJson(row));
   const bodies = row.bodies;
   if (bodies === undefined) return `${text}\n`;
   const truncated = [...(bodies.requestComplete ? [] : ['request']), ...(bodies.responseComplete ? [] : ['response'])];
-  // bodyJson's text is terminal-safe as written (schema/json.ts), like safeJson's.
-  return `${text.slice(0, -1)},"request":${bodies.request},"response":${bodies.response},"truncated":${JSON.stringify(truncated)}}\n`;
+  // bodyJson's text is terminal-safe as written (schema/json.ts), like safeJson's (the telemetry's).
+  const telemetry = bodies.telemetry === undefined ? '' : `,"telemetry":${bodies.telemetry}`;
+  return `${text.slice(0, -1)},"request":${bodies.request}${telemetry},"response":${bodies.response},"truncated":${JSON.stringify(truncated)}}\n`;
 }
 
 interface Column {

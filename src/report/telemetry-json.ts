@@ -6,6 +6,7 @@
 import type { TelemetryConversation } from '../analysis/telemetry-conversations.js';
 import type { TelemetryPushEvent, TelemetrySubscriptionEvent } from '../analysis/types.js';
 import { compressionName } from '../telemetry/names.js';
+import type { PushMetricsResult } from '../telemetry/index.js';
 import { isoMicros } from '../base/time.js';
 
 /** One metric over all the pushes of a conversation. */
@@ -88,6 +89,35 @@ function pushJson(p: TelemetryPushEvent, interval: number | null) {
     ...(payload === null ? {} : { resource: Object.fromEntries(payload.resource), scopes: payload.scopes, metricList: payload.metrics }),
     ...(p.payloadError === null ? {} : { payloadError: p.payloadError.message }),
   };
+}
+
+/**
+ * One PushTelemetry's metrics as `kcid requests --bodies` writes them beside the request body: the
+ * payload members of a push in `kcid telemetry --format json` (same names), or the problem.
+ */
+export function pushMetricsJson(compressionType: number, compressedBytes: number, result: PushMetricsResult) {
+  const head = { compression: compressionName(compressionType), compressedBytes };
+  if (!result.ok) return { ...head, payloadError: result.message };
+  const m = result.metrics;
+  return {
+    ...head,
+    decompressedBytes: result.decompressedBytes,
+    metrics: m.metricCount,
+    points: m.points,
+    resource: Object.fromEntries(m.resource),
+    scopes: m.scopes,
+    metricList: m.metrics,
+  };
+}
+
+/** The same in a few words, for the table form of `kcid requests --bodies`: "zstd 538 -> 2,041 bytes, 14 metrics, 14 points". */
+export function pushMetricsSummary(compressionType: number, compressedBytes: number, result: PushMetricsResult): string {
+  const codec = compressionName(compressionType);
+  const n = (x: number) => x.toLocaleString('en-US');
+  if (!result.ok) return `${codec} ${n(compressedBytes)} bytes, ${result.kind === 'not-kept' ? '' : 'not decoded: '}${result.message}`;
+  const m = result.metrics;
+  const plural = (x: number, one: string) => `${n(x)} ${one}${x === 1 ? '' : 's'}`;
+  return `${codec} ${n(compressedBytes)} -> ${n(result.decompressedBytes)} bytes, ${plural(m.metricCount, 'metric')}, ${plural(m.points, 'point')}`;
 }
 
 /** The documented shape (README, `kcid telemetry --format json`): one object per conversation. */

@@ -5,7 +5,7 @@
  * time range. Values are not kept.
  */
 import protobuf from 'protobufjs/light.js';
-import { OTLP_METRICS_SCHEMA, TEMPORALITY } from './otlp-schema.js';
+import { OTLP_METRICS_RULES_SCHEMA, OTLP_METRICS_SCHEMA, TEMPORALITY } from './otlp-schema.js';
 
 export type MetricType = 'gauge' | 'sum' | 'histogram' | 'exponentialHistogram' | 'summary' | 'none';
 export type Temporality = (typeof TEMPORALITY)[number];
@@ -49,9 +49,17 @@ export class MetricsDecodeError extends Error {
   override readonly name = 'MetricsDecodeError';
 }
 
-let metricsData: protobuf.Type | null = null;
+/**
+ * 'full': everything below; 'rules': what the telemetry rules read (data points counted but not
+ * opened: every metric's attribute keys empty and times null), several times faster on real pushes.
+ */
+export type MetricsView = 'full' | 'rules';
 
-function schema(): protobuf.Type {
+let metricsData: protobuf.Type | null = null;
+let metricsDataForRules: protobuf.Type | null = null;
+
+function schema(view: MetricsView): protobuf.Type {
+  if (view === 'rules') return (metricsDataForRules ??= protobuf.Root.fromJSON(OTLP_METRICS_RULES_SCHEMA).lookupType('MetricsData'));
   return (metricsData ??= protobuf.Root.fromJSON(OTLP_METRICS_SCHEMA).lookupType('MetricsData'));
 }
 
@@ -100,10 +108,10 @@ interface MetricsDataMsg {
 }
 
 /** Decodes MetricsData; throws MetricsDecodeError when the bytes are not one. */
-export function decodeMetrics(bytes: Uint8Array): MetricsPayload {
+export function decodeMetrics(bytes: Uint8Array, view: MetricsView = 'full'): MetricsPayload {
   let msg: MetricsDataMsg;
   try {
-    msg = schema().decode(bytes) as unknown as MetricsDataMsg;
+    msg = schema(view).decode(bytes) as unknown as MetricsDataMsg;
   } catch (e) {
     throw new MetricsDecodeError(`OTLP MetricsData does not parse: ${(e as Error).message}`);
   }

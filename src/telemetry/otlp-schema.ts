@@ -101,5 +101,19 @@ export const OTLP_METRICS_SCHEMA: INamespace = {
   },
 };
 
+/**
+ * The same schema as the telemetry rules read it: data points counted, not opened (their attributes
+ * and times, which no rule reads, are skipped as unknown fields, as values already are).
+ */
+export const OTLP_METRICS_RULES_SCHEMA: INamespace = {
+  nested: {
+    ...OTLP_METRICS_SCHEMA.nested,
+    NumberDataPoint: { fields: {} },
+    HistogramDataPoint: { fields: {} },
+    ExponentialHistogramDataPoint: { fields: {} },
+    SummaryDataPoint: { fields: {} },
+  },
+};
+
 /** AggregationTemporality (metrics.proto). */
 export const TEMPORALITY = ['unspecified', 'delta', 'cumulative'] as const;

@@ -6,7 +6,8 @@
  *  - fetch:     consumers sending small Fetch requests answered by 64 KiB - 1 MiB Fetch responses;
  *  - chatty:    100,000 short connections (per 200 MB) doing ApiVersions, Metadata and Heartbeats;
  *  - telemetry: a KIP-1313 mix: clients sending request header v2 with tag 0, GetTelemetrySubscriptions
- *               and PushTelemetry v0/v1, ConsumerGroupHeartbeat, some Produce, and a few violations.
+ *               and PushTelemetry v0/v1 (real OTLP metrics in all five codecs, otlp.mjs),
+ *               ConsumerGroupHeartbeat, some Produce, and a few violations.
  *
  * Connections interleave at segment level (a scheduler steps a random active connection), as on a
  * busy broker's interface. Everything is deterministic for a given seed and size.
@@ -15,6 +16,7 @@ import { TcpFlow, PcapWriter, ipv4 } from './pcap-writer.mjs';
 import { API, Enc, planBatch, writeBatch } from './kafka.mjs';
 import { Rng } from './rng.mjs';
 import { TlsFlow, TlsKeyLog } from './tls.mjs';
+import { telemetryPayloads } from './otlp.mjs';
 
 export const SCENARIOS = ['produce', 'fetch', 'chatty', 'telemetry'];
 
@@ -47,6 +49,7 @@ export function generate(name, path, bytes, seed = 1, opts = {}) {
     requests: ctx.requests,
     responses: ctx.responses,
     violations: Object.fromEntries([...ctx.violations].sort()),
+    ...(ctx.telemetry === undefined ? {} : { telemetry: ctx.telemetry }),
   };
 }
 
@@ -95,6 +98,16 @@ class Context {
 
   violation(kind) {
     this.violations.set(kind, (this.violations.get(kind) ?? 0) + 1);
+  }
+
+  /** A PushTelemetry written with `payload` (otlp.mjs): counted for the manifest. */
+  pushed(payload) {
+    const t = (this.telemetry ??= { pushes: 0, metrics: 0, points: 0, compressedBytes: 0, decompressedBytes: 0 });
+    t.pushes++;
+    t.metrics += payload.metrics;
+    t.points += payload.points;
+    t.compressedBytes += payload.blob.length;
+    t.decompressedBytes += payload.rawBytes;
   }
 
   /** Sends the frame just encoded in `this.e` (a request when fromClient). */
@@ -464,7 +477,12 @@ const VIOLATIONS = {
   'member-id-mismatch': 0.02,
 };
 
+/** Distinct PushTelemetry payloads the mix cycles through (made once per input: encoding them is slow). */
+const PAYLOADS = 256;
+
 function telemetryScenario(ctx) {
+  // Their own random stream, so the rest of the mix is the same whatever the payloads hold.
+  ctx.payloads = telemetryPayloads(new Rng(ctx.rng.int(1, 2 ** 31)), PAYLOADS);
   const instances = [];
   const more = () => {
     if (ctx.full()) return null;
@@ -526,6 +544,8 @@ function* telemetryConn(ctx, inst, broker, faults) {
   // (a zero body ID asks the broker to assign one).
   const telemetryV0 = !kip || faults.has('telemetry-zero-id-with-header');
   let telemetryId = inst.id;
+  // One subscription per instance, as a cluster hands it out (every broker the same set).
+  const subscriptionId = (inst.subscriptionId ??= rng.int(1, 1e6));
   e.reset();
   s = e.beginFrame();
   header(API.GetTelemetrySubscriptions, telemetryV0 ? 0 : 1, { noId: faults.has('telemetry-v1-without-instance-id') });
@@ -542,7 +562,7 @@ function* telemetryConn(ctx, inst, broker, faults) {
       telemetryId = rng.bytes(16);
       e.raw(telemetryId);
     }
-    e.i32(rng.int(1, 1e6)).uvarint(5).i8(0).i8(1).i8(3).i8(4).i32(30000).i32(1048576).bool(true);
+    e.i32(subscriptionId).uvarint(6).i8(0).i8(1).i8(2).i8(3).i8(4).i32(30000).i32(1048576).bool(true);
     e.uvarint(3).compactString('org.apache.kafka.producer.').compactString('org.apache.kafka.consumer.').noTags();
     e.endFrame(r);
   });
@@ -553,16 +573,18 @@ function* telemetryConn(ctx, inst, broker, faults) {
   for (let round = 0; round < rounds && !(round > 0 && ctx.full()); round++) {
     if (round === 1 && faults.has('client-instance-id-changed')) headerId = rng.bytes(16);
     const pushV0 = !kip || faults.has('telemetry-id-mismatch');
-    // PushTelemetry with a 1-16 KiB metrics blob (OTLP, uncompressed here).
+    // PushTelemetry with real OTLP metrics, compressed with one of Kafka's five codecs.
     big.reset();
     s = big.beginFrame();
-    const blob = rng.int(1024, 16 * 1024);
+    const payload = rng.pick(ctx.payloads);
     // Written by hand (header() writes to the shared encoder): tag 0 left out on the last push when faulty.
     big.requestHeader(API.PushTelemetry, pushV0 ? 0 : 1, corr, first || !kip ? inst.clientId : null,
       faults.has('client-instance-id-missing') && round === rounds - 1 ? null : headerId);
     first = false;
     if (pushV0) big.raw(faults.has('telemetry-id-mismatch') ? rng.bytes(16) : telemetryId);
-    big.i32(7).bool(round === rounds - 1).i8(0).uvarint(blob + 1).raw(ctx.pattern, rng.int(0, ctx.pattern.length - blob), blob).noTags();
+    // The instance pushes on other connections too (it reuses them): none of its pushes is Terminating.
+    big.i32(subscriptionId).bool(false).i8(payload.compressionType).uvarint(payload.blob.length + 1).raw(payload.blob).noTags();
+    ctx.pushed(payload);
     big.endFrame(s);
     yield* ctx.sendLarge(flow, true, big);
     yield;

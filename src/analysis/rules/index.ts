@@ -72,7 +72,7 @@ export const RULES: readonly Rule[] = [
   malformedBody,
   captureTruncated,
   clientIdChanged,
-  // KIP-714's conversation, judged when telemetry is asked for (kcid telemetry, analyze --telemetry).
+  // KIP-714's conversation, judged on the merged summary (pushes seen at several brokers together).
   telemetryPushWithoutSubscription,
   telemetrySubscriptionIdMismatch,
   telemetryPushTooSoon,
@@ -92,6 +92,14 @@ export const REPORT_RULES: readonly ReportRule[] = RULES.filter((r): r is Report
 export const TELEMETRY_RULES: readonly TelemetryRule[] = RULES.filter((r): r is TelemetryRule => r.kind === 'telemetry');
 
 const BY_ID = new Map<string, Rule>(RULES.map((r) => [r.id, r]));
+
+/**
+ * What the telemetry rules, as configured, need of an analysis: 'rules' while one that reads the
+ * pushes' metrics is on (they are decoded then), else 'sizes' (the conversation only, nothing decoded).
+ */
+export function telemetryNeeds(severities?: ReadonlyMap<string, string>): 'rules' | 'sizes' {
+  return TELEMETRY_RULES.some((r) => r.readsMetrics === true && severities?.get(r.id) !== 'off') ? 'rules' : 'sizes';
+}
 
 export function ruleById(id: string): Rule | undefined {
   return BY_ID.get(id);

@@ -65,6 +65,11 @@ export interface TelemetryHit {
 /** Judges one client's KIP-714 conversation across every connection and broker of the merged summary. */
 export interface TelemetryRule extends RuleMeta {
   kind: 'telemetry';
+  /**
+   * The rule reads what is inside the pushes (metric names, temporality, whether they decode): the
+   * analysis decodes PushTelemetry's metrics only while such a rule is on (or an output shows them).
+   */
+  readsMetrics?: true;
   check(c: TelemetryConversation, report: (hit: TelemetryHit) => void): void;
 }
 

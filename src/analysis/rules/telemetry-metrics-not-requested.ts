@@ -11,14 +11,15 @@ const SHOWN = 3;
 
 export const telemetryMetricsNotRequested: TelemetryRule = {
   kind: 'telemetry',
+  readsMetrics: true,
   id: 'telemetry-metrics-not-requested',
   severity: 'warning',
   summary: "A PushTelemetry carries metrics that match none of the subscription's RequestedMetrics prefixes.",
   explanation:
     'The subscription names the metrics the broker wants as name prefixes; the client pushes only ' +
     'metrics whose name starts with one of them. An empty list subscribes to nothing (the client ' +
-    'pushes no metrics), a list holding one empty string to everything. Needs the metrics decoded: ' +
-    '`kcid telemetry`, or `kcid analyze --telemetry`.',
+    'pushes no metrics), a list holding one empty string to everything. ' +
+    'It reads the metrics inside the pushes: kcid decodes them while a rule that does, such as this one, is on.',
   spec:
     'KIP-714, GetTelemetrySubscriptionsResponse: "RequestedMetrics: Requested telemetry metrics prefix string match. ' +
     'Empty array: No metrics subscribed. Array[0] empty string: All metrics subscribed."',

@@ -3,6 +3,7 @@ import { answer, compressionName } from './telemetry-common.js';
 
 export const telemetryPayloadInvalid: TelemetryRule = {
   kind: 'telemetry',
+  readsMetrics: true,
   id: 'telemetry-payload-invalid',
   severity: 'error',
   summary: 'A PushTelemetry whose Metrics do not decompress with its CompressionType, or are not OTLP MetricsData.',
@@ -11,7 +12,7 @@ export const telemetryPayloadInvalid: TelemetryRule = {
     'request\'s CompressionType and framed as Kafka frames record batches (a gzip stream, snappy in ' +
     'Kafka\'s xerial framing or raw, an LZ4 frame, a zstd frame). Bytes the codec refuses, an ' +
     'unknown codec, or protobuf that does not parse is a push the broker answers INVALID_RECORD. ' +
-    'Needs the metrics decoded: `kcid telemetry`, or `kcid analyze --telemetry`.',
+    'It reads the metrics inside the pushes: kcid decodes them while a rule that does, such as this one, is on.',
   spec:
     'KIP-714, PushTelemetryRequest: "Metrics: Metrics encoded in OpenTelemetry MetricsData v1 protobuf format." ' +
     'Error table, INVALID_RECORD: the broker failed to decode or validate the client\'s encoded metrics (paraphrased).',

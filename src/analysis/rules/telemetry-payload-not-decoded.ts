@@ -3,6 +3,7 @@ import { compressionName } from './telemetry-common.js';
 
 export const telemetryPayloadNotDecoded: TelemetryRule = {
   kind: 'telemetry',
+  readsMetrics: true,
   id: 'telemetry-payload-not-decoded',
   severity: 'info',
   summary: 'PushTelemetry metrics kcid did not decode: larger than --max-telemetry-bytes (compressed or not), or cut by the capture.',

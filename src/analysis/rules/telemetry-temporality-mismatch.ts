@@ -2,6 +2,7 @@ import type { TelemetryRule } from './rule.js';
 
 export const telemetryTemporalityMismatch: TelemetryRule = {
   kind: 'telemetry',
+  readsMetrics: true,
   id: 'telemetry-temporality-mismatch',
   severity: 'warning',
   summary: "Pushed sums or histograms with an aggregation temporality other than the subscription's DeltaTemporality asks.",
@@ -9,7 +10,7 @@ export const telemetryTemporalityMismatch: TelemetryRule = {
     'The subscription says whether the broker wants counters and histograms as deltas since the ' +
     'previous push or as cumulative totals (DeltaTemporality); the client must push them that way ' +
     '(OTLP AggregationTemporality DELTA or CUMULATIVE; UNSPECIFIED is neither). Gauges and summaries ' +
-    'have no temporality. Needs the metrics decoded: `kcid telemetry`, or `kcid analyze --telemetry`.',
+    'have no temporality. It reads the metrics inside the pushes: kcid decodes them while a rule that does, such as this one, is on.',
   spec:
     'KIP-714, GetTelemetrySubscriptionsResponse: "DeltaTemporality: If True; monotonic/counter metrics are to be emitted as deltas to the previous sample. ' +
     'If False; monotonic/counter metrics are to be emitted as cumulative absolute values."',
