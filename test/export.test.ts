@@ -9,7 +9,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeTmpFiles, tmpDir } from './builder/capture.js';
+import { removeTmpFiles, tmpDir, tmpFile } from './builder/capture.js';
+import { requestFrame } from './builder/kafka.js';
+import { Scenario } from './builder/scenario.js';
+import { CONTENT, Tls13Session } from './builder/tls.js';
+import { responseTo } from './tls/record.js';
 import { runKcid as kcid } from './helpers.js';
 import { ParquetTableWriter, ROW_GROUP_ROWS, type Table } from '../src/export/parquet.js';
 import { captureName, escapePartition } from '../src/export/names.js';
@@ -54,8 +58,9 @@ interface JsonReport {
   findings: { rule: string; clientInstanceId: string | null; frame: number | null; input: number; message: string }[];
 }
 
+/** The report an export's tables equal: analyze --telemetry, since an export decodes the telemetry (its findings include the KIP-714 rules'). */
 async function jsonReport(files: string[]): Promise<JsonReport> {
-  const r = await kcid(['analyze', ...files, '--format', 'json', '--fail-on', 'none', '--jobs', '1']);
+  const r = await kcid(['analyze', ...files, '--telemetry', '--format', 'json', '--fail-on', 'none', '--jobs', '1']);
   expect(r.code).toBe(0);
   return JSON.parse(r.stdout) as JsonReport;
 }
@@ -271,7 +276,7 @@ describe('kcid export: the layout and bad --to', () => {
     const dir = join(tmpDir(), 'lake');
     expect(await kcid(['export', MIX, '--to', dir])).toEqual({
       code: 0,
-      stdout: `${MIX}: capture=kip1313-mix: 27 requests, 11 connections, 9 instances, 22 findings\n`,
+      stdout: `${MIX}: capture=kip1313-mix: 27 requests, 11 connections, 9 instances, 22 findings, 3 telemetry pushes\n`,
       stderr: '',
     });
   });
@@ -293,6 +298,10 @@ describe('kcid export: the layout and bad --to', () => {
     writeFileSync(file, 'x');
     expect(await kcid(['export', MIX, '--to', file])).toEqual({ code: 2, stdout: '', stderr: `kcid: --to ${file}: is a file, not a folder\n` });
     expect(await kcid(['export', MIX, '--to', join(file, 'sub')])).toEqual({ code: 2, stdout: '', stderr: `kcid: --to ${file}/sub: a part of the path is a file\n` });
+  });
+
+  it('a --to where no folder can be made is one line and exit 2 (no endless mkdir under /proc)', async () => {
+    expect(await kcid(['export', MIX, '--to', '/proc/kcid-lake/x'])).toEqual({ code: 2, stdout: '', stderr: 'kcid: --to /proc/kcid-lake/x: no folder can be made there\n' });
   });
 
   it.skipIf(process.getuid?.() === 0)('a --to that is not writable is one line and exit 2', async () => {
@@ -331,9 +340,35 @@ describe('kcid export: the layout and bad --to', () => {
     const dir = join(tmpDir(), 'lake');
     const run = (args: string[]) => spawnSync(process.execPath, ['bin/kcid', 'export', '-', '--to', dir, ...args], { input: readFileSync(MIX) });
     const r = run([]);
-    expect([r.status, r.stdout.toString(), r.stderr.toString()]).toEqual([0, '-: capture=stdin: 27 requests, 11 connections, 9 instances, 22 findings\n', '']);
+    expect([r.status, r.stdout.toString(), r.stderr.toString()]).toEqual([0, '-: capture=stdin: 27 requests, 11 connections, 9 instances, 22 findings, 3 telemetry pushes\n', '']);
     expect(run(['--name', 'broker-1-2026-12-01']).status).toBe(0);
     expect(readdirSync(join(dir, 'requests')).sort()).toEqual(['capture=broker-1-2026-12-01', 'capture=stdin']);
+  });
+
+  it('a TLS capture with its key log (--tls-keylog): the decrypted requests; without it, none', async () => {
+    // TLS 1.3 made up byte by byte (test/builder/tls.ts): two requests and their responses.
+    const tls = new Tls13Session();
+    const s = new Scenario();
+    const conn = s.connect({ client: '10.9.0.1:50001', broker: '10.9.0.2:9092' });
+    conn.clientBytes(tls.clientFirst());
+    conn.serverBytes(tls.serverFlight());
+    conn.clientBytes(tls.clientFinished());
+    for (const corr of [1, 2]) {
+      const frame = Buffer.from(requestFrame({ apiKey: 18, apiVersion: 3, correlationId: corr, clientId: 'tls-app', body: Buffer.from('0a6b6369642d7465737405302e312e3000', 'hex') }));
+      conn.clientBytes(tls.client.seal(CONTENT.APPLICATION_DATA, frame));
+      conn.serverBytes(tls.server.seal(CONTENT.APPLICATION_DATA, responseTo(frame)));
+    }
+    conn.close();
+    const capture = s.file('tls.pcap');
+    const keys = tmpFile('tls.keys', tls.keylog);
+    const dir = await exportTo([capture], ['--tls-keylog', keys]);
+    expect(await rows(`select api_name, correlation_id, client_id, error_name from ${table(dir, 'requests')} order by frame`)).toEqual([
+      { api_name: 'ApiVersions', correlation_id: 1, client_id: 'tls-app', error_name: 'NONE' },
+      { api_name: 'ApiVersions', correlation_id: 2, client_id: 'tls-app', error_name: 'NONE' },
+    ]);
+    expect(await rows(`select client_ip, broker_port, requests, responses from ${table(dir, 'connections')}`)).toEqual([{ client_ip: '10.9.0.1', broker_port: 9092, requests: '2', responses: '2' }]);
+    const blind = await exportTo([capture]);
+    expect(await rows(`select count(*) as n from ${table(blind, 'requests')}`)).toEqual([{ n: '0' }]);
   });
 
   it('the same capture gives the same bytes', async () => {

@@ -18,7 +18,7 @@ describe('npm pack', () => {
     execFileSync('npm', ['pack', '--pack-destination', dir, '--ignore-scripts', '--silent'], { encoding: 'utf8' });
     const tarball = join(dir, `kcid-${VERSION}.tgz`);
     const listing = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter((l) => l !== '' && !l.endsWith('.map')).sort();
-    expect(listing).toEqual(['package/README.md', 'package/bin/kcid', 'package/dist/analysis/worker.mjs', 'package/dist/cli/kcid.mjs', 'package/package.json']);
+    expect(listing).toEqual(['package/README.md', 'package/bin/kcid', 'package/dist/analysis/worker.mjs', 'package/dist/cli/kcid.mjs', 'package/dist/export/encoder-worker.mjs', 'package/package.json']);
     const prefix = join(dir, 'prefix');
     execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error', tarball], { cwd: dir, encoding: 'utf8', timeout: 240_000 });
     const bin = join(prefix, 'bin', 'kcid');

@@ -29,7 +29,7 @@ import { sanitize } from '../base/sanitize.js';
 import { RequestRows, RequestTable, requestJson, requestNdjson, type RequestRow } from '../report/requests.js';
 import { makeClock, TimeZoneError, type Clock, type TimeFormat } from '../report/clock.js';
 import type { Style } from '../report/style.js';
-import { activateProtocol, apiLabel } from '../kafka/protocol.js';
+import { activateProtocol, API_KEY, apiLabel } from '../kafka/protocol.js';
 import { loadConfig, mergeSeverities, parseRuleSetting, type Config } from './config.js';
 import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
@@ -469,7 +469,7 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
         if (parquet !== null) {
           if (row.requestCaptured) parquet.add(row, us, i);
         } else show(row);
-      }, o.bodies === true, telemetry);
+      }, o.bodies === true, telemetry, parquet === null);
       rows.captureStart = (us: number) => {
         startUs = us;
       };
@@ -602,7 +602,13 @@ export async function exportCommand(captures: string[], o: ExportCliOptions, io:
     overwrite: o.overwrite === true,
     ...(o.name === undefined ? {} : { name: o.name }),
     severities: severities(config, o),
-    ...(hasFilters(filters) ? { keepRow: (row: RequestRow, s, us) => keep(row, s.clientIds, us), filterReport: (r: Report) => filterReport(r, filters) } : {}),
+    ...(hasFilters(filters)
+      ? {
+          keepRow: (row: RequestRow, s, us) => keep(row, s.clientIds, us),
+          keepPush: (p) => keep({ clientInstanceId: p.instanceId, client: p.client, broker: p.broker, apiKey: API_KEY.PushTelemetry }, p.clientId === null ? [] : [p.clientId], p.timeUs),
+          filterReport: (r: Report) => filterReport(r, filters),
+        }
+      : {}),
     file: parquetFileOptions(),
     onStart: (file) => {
       startUs = null;
@@ -613,7 +619,8 @@ export async function exportCommand(captures: string[], o: ExportCliOptions, io:
     },
     onCapture: (file, n) => {
       progress?.done();
-      out.write(`${file}: capture=${n.capture}: ${n.requests} requests, ${n.connections} connections, ${n.instances} instances, ${n.findings} findings\n`);
+      const telemetry = n.telemetry === 0 ? '' : `, ${n.telemetry} telemetry pushes`;
+      out.write(`${file}: capture=${n.capture}: ${n.requests} requests, ${n.connections} connections, ${n.instances} instances, ${n.findings} findings${telemetry}\n`);
     },
   });
   out.close();

@@ -142,7 +142,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   addCaptureOptions(
     program
       .command('export')
-      .description('Write Parquet tables (requests, connections, instances, findings) per capture, Hive-style, for DuckDB, Spark or Trino')
+      .description('Write Parquet tables (requests, connections, instances, findings, telemetry) per capture, Hive-style, for DuckDB, Spark or Trino')
       .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
       .requiredOption('--to <dir>', 'the folder: DIR/<table>/capture=NAME/part-0.parquet')
       .option('--name <name>', 'the capture name in the layout (one input; default: the file name without extensions, stdin for -)')

@@ -6,6 +6,8 @@
  *     DIR/connections/capture=NAME/part-0.parquet
  *     DIR/instances/capture=NAME/part-0.parquet
  *     DIR/findings/capture=NAME/part-0.parquet
+ *     DIR/telemetry/capture=NAME/part-0.parquet            (a capture with PushTelemetry requests)
+ *     DIR/telemetry_metrics/capture=NAME/part-0.parquet
  *
  * so a day's captures add folders and never rewrite old ones, and any engine that reads Hive
  * partitions (DuckDB, Spark, Trino, Athena, BigQuery) sees `capture` as a column. A capture's
@@ -13,16 +15,22 @@
  * run, within it; across captures the same questions are SQL over `connections` (README).
  *
  * Requests are written while the capture is read (row groups as they fill); the other tables,
- * made from the capture's summary, when it ends. All four get their names only when all are
+ * made from the capture's summary, when it ends. All get their names only when all are
  * complete: a folder holds a whole capture or nothing of it.
+ *
+ * Telemetry is decoded (as `kcid analyze --telemetry` does, so the findings include the KIP-714
+ * rules'); a capture without PushTelemetry has no telemetry folders, and what that costs is the
+ * one comparison per request by which the analyzer sees none.
  */
-import { accessSync, constants, existsSync, mkdirSync, rmdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { buildReport, type Report, type SeveritySetting } from '../analysis/report.js';
 import { mergeResults } from '../analysis/parallel.js';
 import { analyzeInput, type AnalyzeOptions } from '../analysis/run.js';
 import type { ConnState } from '../analysis/connection-state.js';
+import type { TelemetryPushEvent } from '../analysis/types.js';
 import { RequestRows, type RequestRow } from '../report/requests.js';
+import { intervalMs } from '../report/telemetry-json.js';
 import { ExportError } from './errors.js';
 import { ParquetTableWriter, withTable, type ParquetFileOptions, type Table } from './parquet.js';
 import { captureName, escapePartition } from './names.js';
@@ -31,28 +39,40 @@ import {
   FINDINGS,
   INSTANCES,
   REQUESTS,
+  TELEMETRY,
+  TELEMETRY_METRICS,
   type ConnectionRecord,
   type FindingRecord,
   type InstanceRecord,
   type Origin,
   type RequestRecord,
+  type TelemetryMetricRecord,
+  type TelemetryRecord,
 } from './tables.js';
 
+/** The tables of an export, in the order they are written; the last two only for a capture with pushes. */
+export const TABLE_NAMES = ['requests', 'connections', 'instances', 'findings', 'telemetry', 'telemetry_metrics'] as const;
+/** Tables every capture has. */
+const ALWAYS = 4;
+
 /**
- * The tables of an export, in the order they are written.
- *
- * Telemetry hook (issue 15): kcid does not decode PushTelemetry's metrics yet. When it does, a
- * `telemetry` table (one row per push: the capture columns, time, addresses, client instance ID
- * as text and UUID, subscription ID, the metrics) is one more Table in tables.ts, one more name
- * here, and one more writer in exportOne, fed as the requests table is.
+ * mkdir -p, one level at a time: Node 20's recursive mkdirSync loops forever where mkdir answers
+ * ENOENT under a folder that exists (`--to /proc/x`).
  */
-export const TABLE_NAMES = ['requests', 'connections', 'instances', 'findings'] as const;
+function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  for (let p = resolve(dir); !existsSync(p); p = dirname(p)) {
+    missing.push(p);
+    if (dirname(p) === p) break;
+  }
+  for (const p of missing.reverse()) mkdirSync(p);
+}
 
 /** Checks (and makes) the --to folder: one clear line if it cannot be used. */
 export function prepareExportDir(dir: string): void {
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new ExportError(`--to ${dir}: is a file, not a folder`);
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
@@ -61,7 +81,9 @@ export function prepareExportDir(dir: string): void {
         ? 'not writable'
         : code === 'ENOTDIR' || code === 'EEXIST'
           ? 'a part of the path is a file'
-          : (e as Error).message;
+          : code === 'ENOENT'
+            ? 'no folder can be made there'
+            : (e as Error).message;
     throw new ExportError(`--to ${dir}: ${why}`);
   }
 }
@@ -75,6 +97,8 @@ export interface ExportOptions {
   severities?: ReadonlyMap<string, SeveritySetting>;
   /** Request rows to keep (filters), and the report as filtered. */
   keepRow?: (row: RequestRow, s: ConnState, us: number) => boolean;
+  /** Pushes to keep (the same filters). */
+  keepPush?: (p: TelemetryPushEvent) => boolean;
   filterReport?: (report: Report) => Report;
   /** Told when a capture starts to be read, and the time of its first packet (filters with offsets). */
   onStart?: (file: string) => void;
@@ -90,6 +114,8 @@ export interface ExportCounts {
   connections: number;
   instances: number;
   findings: number;
+  /** PushTelemetry requests (0: the capture has no telemetry folders). */
+  telemetry: number;
 }
 
 /** The capture names of the inputs, refusing two inputs that would share a partition. */
@@ -126,16 +152,18 @@ export async function exportCaptures(files: readonly string[], analyze: AnalyzeO
 }
 
 async function exportOne(file: string, input: number, origin: Origin, folders: string[], analyze: AnalyzeOptions, o: ExportOptions): Promise<ExportCounts> {
-  for (const f of folders) {
+  const makeFolder = (f: string): void => {
     try {
-      mkdirSync(f, { recursive: true });
+      makeDirs(f);
     } catch (e) {
       throw new ExportError(`cannot make ${f}: ${(e as Error).message}`);
     }
-  }
+  };
+  for (const f of folders.slice(0, ALWAYS)) makeFolder(f);
   const part = (k: number) => join(folders[k]!, 'part-0.parquet');
   const writers: ParquetTableWriter<never>[] = [];
   const open = <R>(table: Table<R>, k: number): ParquetTableWriter<R> => {
+    if (k >= ALWAYS) makeFolder(folders[k]!);
     const w = new ParquetTableWriter(partitioned(table), part(k), withTable(o.file, table.name));
     writers.push(w as ParquetTableWriter<never>);
     return w;
@@ -150,10 +178,10 @@ async function exportOne(file: string, input: number, origin: Origin, folders: s
       holder.row = row;
       holder.us = us;
       requests.add(holder);
-    });
+    }, false, null, false);
     if (o.onCaptureStart !== undefined) rows.captureStart = o.onCaptureStart;
     o.onStart?.(file);
-    const result = await analyzeInput(file, input, analyze, () => {}, rows);
+    const result = await analyzeInput(file, input, { ...analyze, decodeTelemetry: true }, () => {}, rows);
     rows.finish();
     let report = buildReport(mergeResults([result]), { severities: o.severities });
     if (o.filterReport !== undefined) report = o.filterReport(report);
@@ -179,14 +207,41 @@ async function exportOne(file: string, input: number, origin: Origin, folders: s
       finding.f = f;
       findings.add(finding);
     }
+    const pushes = telemetryRows(report, o.keepPush);
+    if (pushes.length > 0) {
+      const telemetry = open(TELEMETRY, 4);
+      const push: TelemetryRecord = { p: null as never, intervalMs: null, origin, input };
+      for (const p of pushes) {
+        push.p = p.p;
+        push.intervalMs = p.intervalMs;
+        telemetry.add(push);
+      }
+      const metrics = open(TELEMETRY_METRICS, 5);
+      const metric: TelemetryMetricRecord = { p: null as never, m: null as never, origin, input };
+      for (const { p } of pushes) {
+        metric.p = p;
+        for (const m of p.payload?.metrics ?? []) {
+          metric.m = m;
+          metrics.add(metric);
+        }
+      }
+    }
     const counts: ExportCounts = {
       capture: origin.capture,
       requests: 0,
       connections: report.connections.length,
       instances: report.instances.length,
       findings: report.findings.length,
+      telemetry: pushes.length,
     };
     for (const w of writers) w.close();
+    // Re-exported (--overwrite) without pushes now: the earlier export's telemetry goes.
+    if (pushes.length === 0) {
+      for (const f of folders.slice(ALWAYS)) {
+        rmSync(join(f, 'part-0.parquet'), { force: true });
+        rmEmpty(f);
+      }
+    }
     counts.requests = requests.written;
     o.onCapture?.(file, counts);
     return counts;
@@ -196,6 +251,15 @@ async function exportOne(file: string, input: number, origin: Origin, folders: s
     for (const f of folders) rmEmpty(f);
     throw e;
   }
+}
+
+/** The capture's pushes in capture order, each with the interval since its conversation's previous push. */
+function telemetryRows(report: Report, keep: ((p: TelemetryPushEvent) => boolean) | undefined): { p: TelemetryPushEvent; intervalMs: number | null }[] {
+  const out: { p: TelemetryPushEvent; intervalMs: number | null }[] = [];
+  for (const c of report.telemetry) {
+    for (const [i, x] of c.pushes.entries()) if (keep === undefined || keep(x.push)) out.push({ p: x.push, intervalMs: intervalMs(c, i) });
+  }
+  return out.sort((a, b) => a.p.frame - b.p.frame);
 }
 
 /**

@@ -1,15 +1,18 @@
 /**
  * One Parquet file written as rows arrive: a table's columns are data ({@link Column}), rows are
  * buffered column by column and written as a row group when the group is full (by rows or by
- * bytes), so memory holds one row group however large the capture. hyparquet-writer encodes the
- * pages (dictionary or plain, statistics, Snappy); the bytes go to the file 1 MiB at a time.
+ * bytes), so memory holds a few row groups however large the capture. hyparquet-writer encodes
+ * the pages (dictionary or plain, statistics, Snappy) on the encoder thread (encoder.ts), and the
+ * bytes go to the file 1 MiB at a time.
  *
  * The file is written under a temporary name and renamed when complete: a reader of the folder
  * (an engine listing `requests/`) never sees half a file, and an export that fails leaves none.
  */
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { ByteWriter, ParquetWriter, type ColumnSource, type KeyValue, type SchemaElement } from 'hyparquet-writer';
+import { closeSync, openSync, renameSync, rmSync } from 'node:fs';
+import type { KeyValue, SchemaElement } from 'hyparquet-writer';
 import { collectIfGrown } from './collect.js';
+import { encoder } from './encoder.js';
+import type { GroupColumn, GroupValues } from './encoder-protocol.js';
 import { ExportError } from './errors.js';
 
 /**
@@ -51,13 +54,12 @@ export interface Table<R> {
  * A row group holds at most this many rows, and about ROW_GROUP_BYTES of values (long ClientIds
  * or messages make fewer rows). Measured on chatty's requests (`kcid requests --format parquet`,
  * peak RSS, 2 cores under load): 65,536 rows 269-391 MB, 32,768 323 MB, 16,384 231-237 MB,
- * 8,192 231 MB; ndjson 140 MB. Groups of 16,384 requests are about 400 KB of Parquet. What bounds
- * the heap is the collection between groups ({@link collectIfGrown}, src/export/collect.ts).
+ * 8,192 231 MB; ndjson 140 MB (all before the encoder thread). With the encoder thread, 8,192
+ * rows keep its heap and the group in flight smaller (peak RSS 10-15 MB lower than 16,384). Groups
+ * of 8,192 requests are about 200 KB of Parquet; engines skip groups by their statistics.
  */
-export const ROW_GROUP_ROWS = 16_384;
+export const ROW_GROUP_ROWS = 8_192;
 export const ROW_GROUP_BYTES = 8 * 1024 * 1024;
-/** Bytes buffered before they are written to the file. */
-const WRITE_CHUNK = 1024 * 1024;
 
 function leafSchema(c: Column<unknown>): SchemaElement[] {
   const repetition_type = c.nullable ? 'OPTIONAL' : 'REQUIRED';
@@ -115,30 +117,6 @@ function sizeOf(v: Value): number {
   return n;
 }
 
-/** A ByteWriter that hands its bytes to a file descriptor every {@link WRITE_CHUNK} bytes. */
-class FileSink extends ByteWriter {
-  constructor(private readonly fd: number) {
-    super(WRITE_CHUNK * 2);
-  }
-
-  override ensure(size: number): void {
-    if (this.index > WRITE_CHUNK) this.drain();
-    super.ensure(size);
-  }
-
-  override finish(): void {
-    this.drain();
-  }
-
-  private drain(): void {
-    const bytes = new Uint8Array(this.buffer, 0, this.index);
-    let at = 0;
-    while (at < bytes.length) at += writeSync(this.fd, bytes, at);
-    this.index = 0;
-  }
-}
-
-
 export interface ParquetFileOptions {
   /** Key-value metadata of the file (kcid's version, the table). */
   metadata?: KeyValue[];
@@ -146,29 +124,80 @@ export interface ParquetFileOptions {
 }
 
 /**
- * One column's values of the row group being filled. Numbers that cannot be null go into a typed
- * array made once and reused for every group (no object per value for V8 to promote and later
- * collect); the rest into a plain array, emptied after each group.
+ * One column's values of the row group being filled, kept so that a group leaves little behind
+ * for V8 to promote and later collect: numbers in typed arrays made once per file (with a
+ * validity mask when they can be null; int64s and times as doubles, exact for µs and frame
+ * numbers), strings and UUIDs as an index into the group's distinct values (a capture's rows
+ * repeat a few addresses, API names, ClientIds and IDs: the values a group keeps are those few,
+ * not one string per row), and booleans and lists as values.
  */
-type Buffer = Int32Array | Float64Array | BigInt64Array | Value[];
+type Buffer =
+  | { kind: 'numbers'; values: Int32Array | Float64Array }
+  | { kind: 'nullable'; values: Float64Array; valid: Uint8Array }
+  | { kind: 'dictionary'; index: Int32Array; ids: Map<string | Uint8Array, number>; distinct: (string | Uint8Array)[] }
+  | { kind: 'values'; values: Value[] };
 
 function makeBuffer(c: Column<unknown>): Buffer {
-  if (c.nullable) return [];
-  if (c.type === 'int16' || c.type === 'int32') return new Int32Array(ROW_GROUP_ROWS);
-  if (c.type === 'double') return new Float64Array(ROW_GROUP_ROWS);
-  if (c.type === 'int64' || c.type === 'timestamp') return new BigInt64Array(ROW_GROUP_ROWS);
-  return [];
+  switch (c.type) {
+    case 'int16':
+    case 'int32':
+      return c.nullable ? { kind: 'nullable', values: new Float64Array(ROW_GROUP_ROWS), valid: new Uint8Array(ROW_GROUP_ROWS) } : { kind: 'numbers', values: new Int32Array(ROW_GROUP_ROWS) };
+    case 'int64':
+    case 'timestamp':
+    case 'double':
+      return c.nullable ? { kind: 'nullable', values: new Float64Array(ROW_GROUP_ROWS), valid: new Uint8Array(ROW_GROUP_ROWS) } : { kind: 'numbers', values: new Float64Array(ROW_GROUP_ROWS) };
+    case 'string':
+    case 'uuid':
+      return { kind: 'dictionary', index: new Int32Array(ROW_GROUP_ROWS), ids: new Map(), distinct: [] };
+    default:
+      return { kind: 'values', values: [] };
+  }
 }
 
+/** The group's values of a buffer, to hand over (typed arrays copied, so the buffer is reused), and the buffer emptied. */
+function takeGroup(b: Buffer, n: number, transfer: ArrayBuffer[]): GroupValues {
+  switch (b.kind) {
+    case 'numbers': {
+      const values = b.values.slice(0, n);
+      transfer.push(values.buffer as ArrayBuffer);
+      return { kind: 'numbers', values };
+    }
+    case 'nullable': {
+      const values = b.values.slice(0, n);
+      const valid = b.valid.slice(0, n);
+      transfer.push(values.buffer as ArrayBuffer, valid.buffer as ArrayBuffer);
+      return { kind: 'nullable', values, valid };
+    }
+    case 'dictionary': {
+      const index = b.index.slice(0, n);
+      transfer.push(index.buffer as ArrayBuffer);
+      const distinct = b.distinct;
+      b.distinct = [];
+      b.ids.clear();
+      return { kind: 'dictionary', index, distinct };
+    }
+    case 'values': {
+      const values = b.values;
+      b.values = [];
+      return { kind: 'values', values };
+    }
+  }
+}
+
+/**
+ * A Parquet file written as rows arrive: rows are buffered column by column here, and each full
+ * row group is encoded (hyparquet-writer) and appended to the file by the encoder thread
+ * (encoder.ts), while the capture is read on.
+ */
 export class ParquetTableWriter<R> {
   private readonly tmp: string;
   private readonly fd: number;
-  private readonly writer: ParquetWriter;
+  private readonly file: number;
   private readonly buffers: Buffer[];
   private rows = 0;
   private bytes = 0;
   private closed = false;
-  /** Rows written to the file so far. */
+  /** Rows handed to the encoder in full row groups so far. */
   written = 0;
 
   constructor(
@@ -183,13 +212,13 @@ export class ParquetTableWriter<R> {
       throw new ExportError(`cannot write ${path}: ${describe(e)}`);
     }
     this.buffers = table.columns.map((c) => makeBuffer(c as Column<unknown>));
-    this.writer = new ParquetWriter({
-      writer: new FileSink(this.fd),
-      schema: parquetSchema(table as Table<never>),
-      codec: 'SNAPPY',
-      kvMetadata: opts.metadata,
-      createdBy: opts.createdBy,
-    });
+    try {
+      this.file = encoder().open(this.fd, parquetSchema(table as Table<never>), opts.metadata, opts.createdBy);
+    } catch (e) {
+      closeSync(this.fd);
+      rmSync(this.tmp, { force: true });
+      throw e;
+    }
   }
 
   add(row: R): void {
@@ -199,15 +228,41 @@ export class ParquetTableWriter<R> {
     for (let i = 0; i < columns.length; i++) {
       const v = columns[i]!.get(row);
       const b = this.buffers[i]!;
-      if (b instanceof BigInt64Array) {
-        b[at] = BigInt(Math.trunc(v as number));
-        bytes += 8;
-      } else if (Array.isArray(b)) {
-        b.push(v);
-        bytes += sizeOf(v);
-      } else {
-        b[at] = v as number;
-        bytes += 8;
+      switch (b.kind) {
+        case 'numbers':
+          b.values[at] = v as number;
+          bytes += 8;
+          break;
+        case 'nullable':
+          if (v === null) {
+            b.valid[at] = 0;
+          } else {
+            b.valid[at] = 1;
+            b.values[at] = v as number;
+          }
+          bytes += 8;
+          break;
+        case 'dictionary': {
+          // Counted per row, as the encoder will write them (a group of long values is cut short).
+          bytes += sizeOf(v);
+          if (v === null) {
+            b.index[at] = -1;
+            break;
+          }
+          const key = v as string | Uint8Array;
+          let k = b.ids.get(key);
+          if (k === undefined) {
+            k = b.distinct.length;
+            b.ids.set(key, k);
+            b.distinct.push(key);
+          }
+          b.index[at] = k;
+          break;
+        }
+        case 'values':
+          b.values.push(v);
+          bytes += sizeOf(v);
+          break;
       }
     }
     this.rows++;
@@ -220,7 +275,7 @@ export class ParquetTableWriter<R> {
     if (this.closed) return;
     try {
       if (this.rows > 0) this.flushGroup();
-      this.writer.finish();
+      encoder().finish(this.file);
       closeSync(this.fd);
       this.closed = true;
       renameSync(this.tmp, this.path);
@@ -234,6 +289,12 @@ export class ParquetTableWriter<R> {
   abort(): void {
     if (!this.closed) {
       this.closed = true;
+      // The encoder stops writing to the descriptor before it is closed (and perhaps reused).
+      try {
+        encoder().abort(this.file);
+      } catch {
+        // the encoder thread is gone: nothing writes to the file any more
+      }
       try {
         closeSync(this.fd);
       } catch {
@@ -245,47 +306,26 @@ export class ParquetTableWriter<R> {
 
   private flushGroup(): void {
     const n = this.rows;
-    const columnData: ColumnSource[] = this.table.columns.map((c, i) => {
-      const b = this.buffers[i]!;
-      const data = Array.isArray(b) ? columnArray(c.type, b) : b.subarray(0, n);
-      // No page indexes: the offset index without a column index (which hyparquet-writer leaves
-      // out by default) lets no reader skip a page.
-      const source: ColumnSource = { name: c.name, data, offsetIndex: false, statistics: c.statistics !== false && c.type !== 'strings' && c.type !== 'tags' };
-      if (c.distinct === true) source.encoding = 'PLAIN';
-      return source;
-    });
-    try {
-      this.writer.write({ columnData, rowGroupSize: n });
-    } catch (e) {
-      throw new ExportError(`cannot write ${this.path}: ${describe(e)}`);
-    }
-    this.written += n;
-    collectIfGrown();
-    for (const b of this.buffers) if (Array.isArray(b)) b.length = 0;
+    const transfer: ArrayBuffer[] = [];
+    const columns: GroupColumn[] = this.table.columns.map((c, i) => ({
+      name: c.name,
+      type: c.type,
+      data: takeGroup(this.buffers[i]!, n, transfer),
+      statistics: c.statistics !== false && c.type !== 'strings' && c.type !== 'tags',
+      plain: c.distinct === true,
+    }));
     this.rows = 0;
     this.bytes = 0;
+    this.written += n;
+    // This thread's heap holds the capture's analysis; what the rows of a group leave behind is
+    // collected when it has grown HEAP_BUDGET (a few times per capture: see collect.ts).
+    collectIfGrown();
+    try {
+      encoder().group(this.file, n, columns, transfer);
+    } catch (e) {
+      throw e instanceof ExportError ? e : new ExportError(`cannot write ${this.path}: ${describe(e)}`);
+    }
   }
-}
-
-const utf8 = new TextEncoder();
-
-/**
- * A column's buffered values as hyparquet-writer takes them: INT64 as bigint, and strings as
- * UTF-8 bytes, each distinct string encoded once per group (hyparquet-writer would make an array
- * per value, and its dictionary encoder hashes a shared array once).
- */
-function columnArray(type: ColumnType, values: Value[]): ColumnSource['data'] {
-  if (type === 'int64' || type === 'timestamp') return values.map((v) => (v === null ? null : BigInt(Math.trunc(v as number))));
-  if (type === 'string') {
-    const encoded = new Map<string, Uint8Array>();
-    return values.map((v) => {
-      if (v === null) return null;
-      let bytes = encoded.get(v as string);
-      if (bytes === undefined) encoded.set(v as string, (bytes = utf8.encode(v as string)));
-      return bytes;
-    });
-  }
-  return values as ColumnSource['data'];
 }
 
 function describe(e: unknown): string {

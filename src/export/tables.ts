@@ -6,10 +6,11 @@
  * want). Addresses are split into ip (text: IPv4 dotted, IPv6 as RFC 5952) and port.
  */
 import type { InstanceModel } from '../analysis/instances.js';
-import type { ConnectionSummary, Finding } from '../analysis/types.js';
+import type { ConnectionSummary, Finding, TelemetryMetric, TelemetryPushEvent } from '../analysis/types.js';
 import { apiName, errorName } from '../kafka/protocol.js';
 import { parseUuid } from '../kafka/uuid.js';
 import type { RequestRow } from '../report/requests.js';
+import { compressionName } from '../telemetry/names.js';
 import type { Column, Table } from './parquet.js';
 
 /** Which capture a row comes from: the file as given, and the name its partition carries. */
@@ -43,7 +44,14 @@ function memo<T>(f: (key: string) => T): (key: string) => T {
   };
 }
 
-const endpointParts = memo(splitEndpoint);
+const NO_TAGS: readonly { tag: number; size: number }[] = Object.freeze([]);
+
+/** An endpoint's ip or port, from the text (a short-lived slice, which the row group's dictionary of distinct values then replaces). */
+function endpointPart(endpoint: string, i: 0 | 1): string | number {
+  const at = endpoint.lastIndexOf(':');
+  if (i === 1) return Number(endpoint.slice(at + 1));
+  return endpoint.charCodeAt(0) === 91 /* [ */ ? endpoint.slice(1, at - 1) : endpoint.slice(0, at);
+}
 const uuidParts = memo(parseUuid);
 const uuidOf = (id: string | null): Uint8Array | null => (id === null ? null : uuidParts(id));
 
@@ -60,7 +68,7 @@ function originColumns<R extends { origin: Origin; input: number }>(): Column<R>
 function addressColumns<R>(client: (r: R) => string | null, broker: (r: R) => string | null, nullable: boolean): Column<R>[] {
   const part = <T extends 0 | 1>(f: (r: R) => string | null, i: T) => (r: R) => {
     const e = f(r);
-    return e === null ? null : endpointParts(e)[i];
+    return e === null ? null : endpointPart(e, i);
   };
   return [
     { name: 'client_ip', type: 'string', nullable, get: part(client, 0) },
@@ -94,7 +102,8 @@ export const REQUESTS: Table<RequestRecord> = {
     { name: 'client_id', type: 'string', nullable: true, get: (r) => r.row.clientId },
     { name: 'client_instance_id', type: 'string', nullable: true, get: (r) => r.row.clientInstanceId },
     { name: 'client_instance_uuid', type: 'uuid', nullable: true, get: (r) => uuidOf(r.row.clientInstanceId) },
-    { name: 'other_tags', type: 'tags', nullable: false, get: (r) => r.row.otherTags },
+    // Nearly every row has none: one shared empty list, so a row group does not keep each row's.
+    { name: 'other_tags', type: 'tags', nullable: false, get: (r) => (r.row.otherTags.length === 0 ? NO_TAGS : r.row.otherTags) },
     { name: 'response_frame', type: 'int64', nullable: true, get: (r) => r.row.responseFrame, distinct: true, statistics: false },
     { name: 'error_code', type: 'int16', nullable: true, get: (r) => r.row.errorCode },
     { name: 'error_name', type: 'string', nullable: true, get: (r) => (r.row.errorCode === null ? null : errorName(r.row.errorCode)) },
@@ -189,5 +198,78 @@ export const FINDINGS: Table<FindingRecord> = {
     { name: 'correlation_id', type: 'int32', nullable: true, get: (r) => r.f.correlationId },
     { name: 'client_instance_id', type: 'string', nullable: true, get: (r) => r.f.clientInstanceId },
     { name: 'client_instance_uuid', type: 'uuid', nullable: true, get: (r) => uuidOf(r.f.clientInstanceId) },
+  ],
+};
+
+/** A PushTelemetry, with the milliseconds since its conversation's previous push (null for the first). */
+export interface TelemetryRecord {
+  p: TelemetryPushEvent;
+  intervalMs: number | null;
+  origin: Origin;
+  input: number;
+}
+
+/**
+ * `telemetry`: one row per PushTelemetry (KIP-714), as `kcid telemetry --format json` lists the
+ * pushes. The sizes, counts and `decode_problem` say whether the metrics decoded: counts are null
+ * when they did not (or Metrics was null on the wire), and `decode_problem` says why.
+ */
+export const TELEMETRY: Table<TelemetryRecord> = {
+  name: 'telemetry',
+  columns: [
+    ...originColumns<TelemetryRecord>(),
+    { name: 'frame', type: 'int64', nullable: false, get: (r) => r.p.frame },
+    { name: 'time', type: 'timestamp', nullable: false, get: (r) => r.p.timeUs },
+    { name: 'connection', type: 'int32', nullable: false, get: (r) => r.p.connection },
+    ...addressColumns<TelemetryRecord>((r) => r.p.client, (r) => r.p.broker, false),
+    { name: 'client_id', type: 'string', nullable: true, get: (r) => r.p.clientId },
+    { name: 'client_instance_id', type: 'string', nullable: true, get: (r) => r.p.instanceId },
+    { name: 'client_instance_uuid', type: 'uuid', nullable: true, get: (r) => uuidOf(r.p.instanceId) },
+    { name: 'api_version', type: 'int16', nullable: false, get: (r) => r.p.apiVersion },
+    { name: 'correlation_id', type: 'int32', nullable: false, get: (r) => r.p.correlationId, statistics: false },
+    { name: 'subscription_id', type: 'int32', nullable: false, get: (r) => r.p.subscriptionId },
+    { name: 'terminating', type: 'bool', nullable: false, get: (r) => r.p.terminating },
+    { name: 'codec', type: 'string', nullable: false, get: (r) => compressionName(r.p.compressionType) },
+    { name: 'compressed_bytes', type: 'int32', nullable: true, get: (r) => r.p.metricsBytes },
+    { name: 'decompressed_bytes', type: 'int32', nullable: true, get: (r) => r.p.payload?.decompressedBytes ?? null },
+    { name: 'metrics', type: 'int32', nullable: true, get: (r) => r.p.payload?.metricCount ?? null },
+    { name: 'points', type: 'int64', nullable: true, get: (r) => r.p.payload?.points ?? null },
+    { name: 'interval_ms', type: 'double', nullable: true, get: (r) => r.intervalMs, statistics: false },
+    { name: 'response_frame', type: 'int64', nullable: true, get: (r) => r.p.responseFrame, statistics: false },
+    { name: 'error_code', type: 'int16', nullable: true, get: (r) => r.p.errorCode },
+    { name: 'error_name', type: 'string', nullable: true, get: (r) => (r.p.errorCode === null ? null : errorName(r.p.errorCode)) },
+    { name: 'decode_problem', type: 'string', nullable: true, get: (r) => r.p.payloadError?.message ?? null },
+  ],
+};
+
+/** One metric of a decoded push. */
+export interface TelemetryMetricRecord {
+  p: TelemetryPushEvent;
+  m: TelemetryMetric;
+  origin: Origin;
+  input: number;
+}
+
+/**
+ * `telemetry_metrics`: one row per metric per decoded push, keyed to its push by
+ * (capture, input, frame): what each instance reported, its type and temporality (what the
+ * telemetry rules judge), and how many data points.
+ */
+export const TELEMETRY_METRICS: Table<TelemetryMetricRecord> = {
+  name: 'telemetry_metrics',
+  columns: [
+    ...originColumns<TelemetryMetricRecord>(),
+    { name: 'frame', type: 'int64', nullable: false, get: (r) => r.p.frame },
+    { name: 'time', type: 'timestamp', nullable: false, get: (r) => r.p.timeUs },
+    { name: 'client_instance_id', type: 'string', nullable: true, get: (r) => r.p.instanceId },
+    { name: 'client_instance_uuid', type: 'uuid', nullable: true, get: (r) => uuidOf(r.p.instanceId) },
+    { name: 'name', type: 'string', nullable: false, get: (r) => r.m.name },
+    { name: 'type', type: 'string', nullable: false, get: (r) => r.m.type },
+    { name: 'temporality', type: 'string', nullable: true, get: (r) => r.m.temporality },
+    { name: 'monotonic', type: 'bool', nullable: true, get: (r) => r.m.monotonic },
+    { name: 'points', type: 'int64', nullable: false, get: (r) => r.m.points },
+    { name: 'attributes', type: 'strings', nullable: false, get: (r) => r.m.attributes },
+    { name: 'start_time', type: 'timestamp', nullable: true, get: (r) => r.m.startUs },
+    { name: 'end_time', type: 'timestamp', nullable: true, get: (r) => r.m.endUs },
   ],
 };

@@ -120,6 +120,8 @@ export class RequestRows implements RequestObserver {
     private readonly bodies = false,
     /** --bodies: PushTelemetry rows also carry their metrics, decoded (the analysis keeps those frames whole). */
     private readonly telemetry: RowTelemetry | null = null,
+    /** Rows carry `time` as text (false: '', for a consumer that reads timeUs only, such as the Parquet export). */
+    private readonly timeText = true,
   ) {}
 
   /** Set by a command that needs the capture's start time (filters with offsets). */
@@ -131,7 +133,7 @@ export class RequestRows implements RequestObserver {
     const p: Pending = {
       row: {
         frame: r.frame,
-        time: isoMicros(us),
+        time: this.timeText ? isoMicros(us) : '',
         client: s.client,
         broker: s.broker,
         apiKey: h.apiKey,
@@ -187,7 +189,7 @@ export class RequestRows implements RequestObserver {
     const us = toMicros(r.tsSec, r.tsNsec);
     const row: RequestRow = {
       frame: r.frame,
-      time: isoMicros(us),
+      time: this.timeText ? isoMicros(us) : '',
       client: s.client,
       broker: s.broker,
       apiKey: null,

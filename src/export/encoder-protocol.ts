@@ -1,0 +1,39 @@
+/** Messages between the export's main thread (encoder.ts) and its encoder thread (encoder-worker.ts). */
+import type { KeyValue, SchemaElement } from 'hyparquet-writer';
+import type { ColumnType, Value } from './parquet.js';
+
+/** Index in the shared state of the count of messages the encoder thread has handled. */
+export const DONE = 0;
+
+/**
+ * One column of a row group, as the main thread buffered it: numbers in typed arrays (with a
+ * validity mask when they can be null), strings and UUIDs as indexes into the group's distinct
+ * values (-1 for null), the rest (booleans, lists) as values.
+ */
+export type GroupValues =
+  | { kind: 'numbers'; values: Int32Array | Float64Array }
+  | { kind: 'nullable'; values: Float64Array; valid: Uint8Array }
+  | { kind: 'dictionary'; index: Int32Array; distinct: (string | Uint8Array)[] }
+  | { kind: 'values'; values: Value[] };
+
+export interface GroupColumn {
+  name: string;
+  type: ColumnType;
+  data: GroupValues;
+  statistics: boolean;
+  /** Written PLAIN, not dictionary-encoded. */
+  plain: boolean;
+}
+
+export type EncoderMessage =
+  | { op: 'open'; id: number; fd: number; schema: SchemaElement[]; kvMetadata: KeyValue[] | undefined; createdBy: string | undefined }
+  | { op: 'group'; id: number; rows: number; columns: GroupColumn[] }
+  | { op: 'finish'; id: number }
+  | { op: 'abort'; id: number };
+
+/** Posted on the reply port when a message failed; the file it names is given up. */
+export interface EncoderFailure {
+  id: number;
+  message: string;
+  code: string | null;
+}
