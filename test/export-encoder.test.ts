@@ -6,29 +6,15 @@
  */
 import { closeSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useDuckDb } from './duckdb.js';
 import { removeTmpFiles, tmpDir } from './builder/capture.js';
 import { ExportError } from '../src/export/errors.js';
 import { ParquetTableWriter, ROW_GROUP_ROWS, type Table } from '../src/export/parquet.js';
 
-let db: DuckDBInstance;
-let sql: DuckDBConnection;
+const rows = useDuckDb();
 
-beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:');
-  sql = await db.connect();
-});
-
-afterAll(() => {
-  sql.closeSync();
-  db.closeSync();
-  removeTmpFiles();
-});
-
-async function rows(query: string): Promise<Record<string, unknown>[]> {
-  return (await sql.runAndReadAll(query)).getRowObjectsJson() as Record<string, unknown>[];
-}
+afterAll(() => removeTmpFiles());
 
 const UUID_A = new Uint8Array(16).fill(0xaa);
 const UUID_B = new Uint8Array(16).fill(0xbb);

@@ -6,8 +6,8 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useDuckDb } from './duckdb.js';
 import { removeTmpFiles, tmpDir } from './builder/capture.js';
 import { Scenario, type KafkaConn } from './builder/scenario.js';
 import {
@@ -22,23 +22,9 @@ import { compress, encodeMetrics, sampleMetrics } from './telemetry/otlp.js';
 const TELEMETRY_FIXTURE = 'fixtures/ckjs-mock-telemetry.pcap';
 const MIX = 'fixtures/kip1313-mix.pcapng';
 
-let db: DuckDBInstance;
-let sql: DuckDBConnection;
+const rows = useDuckDb();
 
-beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:');
-  sql = await db.connect();
-});
-
-afterAll(() => {
-  sql.closeSync();
-  db.closeSync();
-  removeTmpFiles();
-});
-
-async function rows(query: string): Promise<Record<string, unknown>[]> {
-  return (await sql.runAndReadAll(query)).getRowObjectsJson() as Record<string, unknown>[];
-}
+afterAll(() => removeTmpFiles());
 
 const table = (dir: string, name: string) => `read_parquet('${dir}/${name}/*/*.parquet', hive_partitioning = true)`;
 

@@ -7,8 +7,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useDuckDb } from './duckdb.js';
 import { removeTmpFiles, tmpDir, tmpFile } from './builder/capture.js';
 import { requestFrame } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
@@ -33,24 +33,9 @@ const PUBLIC = existsSync(PUBLIC_DIR)
 const MIX = 'fixtures/kip1313-mix.pcapng';
 const ZERO_ID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
-let db: DuckDBInstance;
-let sql: DuckDBConnection;
+const rows = useDuckDb();
 
-beforeAll(async () => {
-  db = await DuckDBInstance.create(':memory:');
-  sql = await db.connect();
-});
-
-afterAll(() => {
-  sql.closeSync();
-  db.closeSync();
-  removeTmpFiles();
-});
-
-/** Rows of a query as plain objects (BIGINT as text, as DuckDB's JSON form gives them). */
-async function rows(query: string): Promise<Record<string, unknown>[]> {
-  return (await sql.runAndReadAll(query)).getRowObjectsJson() as Record<string, unknown>[];
-}
+afterAll(() => removeTmpFiles());
 
 interface JsonReport {
   instances: { clientInstanceId: string | null; connections: number; requests: number; apis: Record<string, number> }[];
