@@ -7,6 +7,7 @@
  * documented tshark limitations; any other difference fails. Skipped without tshark.
  */
 import { execFile, spawnSync } from 'node:child_process';
+import { onPath } from './helpers.js';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,10 +29,6 @@ import {
   type Request,
   type TsharkFlag,
 } from './real/differential.js';
-
-function onPath(tool: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0;
-}
 
 const HAVE_TSHARK = onPath('tshark');
 /** "4.0.17", from the first line of `tshark --version`: "TShark (Wireshark) 4.0.17 (Git v4.0.17 ...)". */

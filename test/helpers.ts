@@ -1,4 +1,5 @@
 /** Shared test helpers: run the whole pipeline on a built capture, or the CLI in-process. */
+import { spawnSync } from 'node:child_process';
 import { buildReport, type Report, type ReportOptions } from '../src/analysis/report.js';
 import { analyzeInput, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../src/analysis/run.js';
 import type { CaptureSummary, Finding } from '../src/analysis/types.js';
@@ -6,6 +7,11 @@ import { run, type Io } from '../src/cli/main.js';
 import { tmpDir } from './builder/capture.js';
 import { uuidFromHex } from './builder/kafka.js';
 import type { Scenario } from './builder/scenario.js';
+
+/** Is `tool` on the PATH (tshark, kcat, tcpdump, ...)? Tests of other people's tools skip without them. */
+export function onPath(tool: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0;
+}
 
 /** Four client instance IDs with their Kafka (base64url) spelling, checked by hand. */
 export const ID_A = uuidFromHex('0123456789abcdef0123456789abcdef');

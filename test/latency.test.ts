@@ -21,7 +21,7 @@ import { percentileText } from '../src/report/clients.js';
 import { Scenario } from './builder/scenario.js';
 import { apiVersionsRequestBody, apiVersionsResponseBody } from './builder/kafka.js';
 import { tmpDir } from './builder/capture.js';
-import { ID_A, runKcid } from './helpers.js';
+import { ID_A, onPath, runKcid } from './helpers.js';
 import { join } from 'node:path';
 
 /** A connection's latencies as a summary keeps them: all of them exactly. */
@@ -184,14 +184,7 @@ describe('kcid clients latency', () => {
   });
 });
 
-const hasTshark = (() => {
-  try {
-    execFileSync('tshark', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasTshark = onPath('tshark');
 
 describe.skipIf(!hasTshark)('kept latencies against tshark', () => {
   // Every answered request of real clients: tshark's response (kafka.request_frame) minus its request's time.

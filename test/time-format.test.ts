@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { Scenario } from './builder/scenario.js';
 import { apiVersionsRequestBody, apiVersionsResponseBody } from './builder/kafka.js';
-import { ID_A, runKcid } from './helpers.js';
+import { ID_A, onPath, runKcid } from './helpers.js';
 import { makeClock, TIME_FORMATS } from '../src/report/clock.js';
 import { parseTimeBound } from '../src/analysis/filters.js';
 
@@ -76,14 +76,7 @@ describe('-t', () => {
   });
 });
 
-const hasTshark = (() => {
-  try {
-    execFileSync('tshark', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasTshark = onPath('tshark');
 
 describe.skipIf(!hasTshark)('-t against tshark', () => {
   // tshark prints nanoseconds (ud with a space for the T); kcid cuts to the millisecond.
