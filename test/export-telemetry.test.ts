@@ -9,15 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useDuckDb } from './duckdb.js';
 import { removeTmpFiles, tmpDir } from './builder/capture.js';
-import { Scenario, type KafkaConn } from './builder/scenario.js';
-import {
-  getTelemetrySubscriptionsRequestBody,
-  getTelemetrySubscriptionsResponseBody,
-  pushTelemetryRequestBody,
-  pushTelemetryResponseBody,
-} from './builder/kafka.js';
-import { ID_A, ID_A_B64, runKcid as kcid } from './helpers.js';
+import { Scenario } from './builder/scenario.js';
+import { ID_A_B64, runKcid as kcid } from './helpers.js';
 import { compress, encodeMetrics, sampleMetrics } from './telemetry/otlp.js';
+import { TelemetryClient } from './telemetry/client.js';
 
 const TELEMETRY_FIXTURE = 'fixtures/ckjs-mock-telemetry.pcap';
 const MIX = 'fixtures/kip1313-mix.pcapng';
@@ -256,57 +251,21 @@ describe('pushes that do not decode', () => {
   });
 });
 
-/** One KIP-1313 client pushing on one connection (request header v2 with its ID). */
-class Pusher {
-  readonly c: KafkaConn;
-  constructor(readonly s: Scenario) {
-    this.c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
-  }
-
-  subscribe(): void {
-    const corr = this.c.request({ apiKey: 71, apiVersion: 1, clientId: 'orders', clientInstanceId: ID_A, body: getTelemetrySubscriptionsRequestBody(1) });
-    this.c.respond(
-      corr,
-      getTelemetrySubscriptionsResponseBody(1, {
-        throttleTimeMs: 0,
-        errorCode: 0,
-        subscriptionId: 7,
-        acceptedCompressionTypes: [1],
-        pushIntervalMs: 1000,
-        telemetryMaxBytes: 1_048_576,
-        deltaTemporality: true,
-        requestedMetrics: [''],
-      }),
-    );
-  }
-
-  push(blob: Uint8Array, compressionType: number, errorCode: number | null, terminating = false): void {
-    const corr = this.c.request({
-      apiKey: 72,
-      apiVersion: 1,
-      clientId: null,
-      clientInstanceId: ID_A,
-      body: pushTelemetryRequestBody(1, { subscriptionId: 7, terminating, compressionType, metrics: blob }),
-    });
-    if (errorCode !== null) this.c.respond(corr, pushTelemetryResponseBody({ throttleTimeMs: 0, errorCode }));
-  }
-}
-
 describe('built captures', () => {
   it('errors by name, an unanswered push, a push above --max-telemetry-bytes, gzip: as kcid telemetry says', async () => {
     const metrics = encodeMetrics(sampleMetrics());
     const gz = await compress(1, metrics);
     const s = new Scenario();
-    const p = new Pusher(s);
-    p.subscribe();
+    const p = new TelemetryClient(s);
+    p.subscribe({ acceptedCompressionTypes: [1], requestedMetrics: [''] });
     s.wait(1);
-    p.push(gz, 1, 0);
+    await p.push({ blob: gz, compressionType: 1 }, 0);
     s.wait(0.2);
-    p.push(gz, 1, 89); // too soon: THROTTLING_QUOTA_EXCEEDED
+    await p.push({ blob: gz, compressionType: 1 }, 89); // too soon: THROTTLING_QUOTA_EXCEEDED
     s.wait(1);
-    p.push(new Uint8Array(5000), 0, 0); // frame above the bound: not kept, not decoded
+    await p.push({ blob: new Uint8Array(5000), compressionType: 0 }, 0); // frame above the bound: not kept, not decoded
     s.wait(1);
-    p.push(gz, 1, null, true); // the capture has no answer
+    await p.push({ blob: gz, compressionType: 1, terminating: true }, null); // the capture has no answer
     const file = s.file();
     const dir = await exportTo([file], ['--max-telemetry-bytes', '4096']);
     const json = await telemetryJson([file], ['--max-telemetry-bytes', '4096']);
