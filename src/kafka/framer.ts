@@ -56,6 +56,9 @@ export const NEED_MORE = 2;
 export type Plausibility = typeof IMPLAUSIBLE | typeof PLAUSIBLE | typeof NEED_MORE;
 
 
+/** Why a head the sink rejects is skipped. */
+const NOT_KAFKA = 'bytes that do not parse as a Kafka message';
+
 const SIZE = 0;
 const PREFIX = 1;
 const SKIP = 2;
@@ -208,9 +211,7 @@ export class Framer {
         size > this.opts.maxFrameBytes
           ? `frame size ${size} exceeds the maximum of ${this.opts.maxFrameBytes} bytes`
           : `frame size ${size} is below the minimum of ${this.minFrameBytes} bytes`;
-      this.enterResync(reason, frame);
-      this.replay(int32Bytes(size), 0, 4);
-      this.dropWindow(1); // a frame cannot start where one was just refused
+      this.refuse(reason, frame, size, null, 0);
       return;
     }
     this.frameSize = size;
@@ -234,9 +235,7 @@ export class Framer {
    */
   private wholeFrame(buf: Buffer, at: number, size: number, frame: number, tsSec: number, tsNsec: number): number {
     if (this.sink.frameHead(buf.subarray(at, at + size), size, size, frame, false) < 0) {
-      this.enterResync('bytes that do not parse as a Kafka message', frame);
-      this.replay(int32Bytes(size), 0, 4);
-      this.dropWindow(1); // a frame cannot start where one was just refused
+      this.refuse(NOT_KAFKA, frame, size, null, 0);
       return at;
     }
     this.sink.frameEnd(frame, tsSec, tsNsec, true);
@@ -251,10 +250,7 @@ export class Framer {
   private askSink(frame: number): void {
     const want = this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, false);
     if (want < 0) {
-      this.enterResync('bytes that do not parse as a Kafka message', frame);
-      this.replay(int32Bytes(this.frameSize), 0, 4);
-      this.replay(this.prefix!, 0, this.prefixHave);
-      this.dropWindow(1); // a frame cannot start where one was just refused
+      this.refuse(NOT_KAFKA, frame, this.frameSize, this.prefix, this.prefixHave);
       return;
     }
     const capped = Math.min(want, this.frameSize, this.opts.maxPrefixBytes);
@@ -283,6 +279,18 @@ export class Framer {
   }
 
   // ---- resynchronisation -------------------------------------------------------------------
+
+  /**
+   * A frame start refused (its size out of bounds, or a head the sink rejects): the bytes consumed for
+   * it, the size and `head[0, headLen)`, are scanned again for the next frame start, from the byte after
+   * the refused one.
+   */
+  private refuse(reason: string, frame: number, size: number, head: Buffer | null, headLen: number): void {
+    this.enterResync(reason, frame);
+    this.replay(int32Bytes(size), 0, 4);
+    if (head !== null) this.replay(head, 0, headLen);
+    this.dropWindow(1); // a frame cannot start where one was just refused
+  }
 
   private enterResync(reason: string, frame: number): void {
     this.state = RESYNC;
