@@ -52,7 +52,9 @@ describe('through a real pseudo-terminal', () => {
 
 describe('kcid analyze - at a terminal with nothing piped in', () => {
   it.skipIf(spawnSync('script', ['--version']).status !== 0)('says on stderr what it is waiting for', () => {
-    const r = spawnSync('script', ['-qc', `timeout 3 "${process.execPath}" bin/kcid analyze - 2>&1`, '/dev/null'], { encoding: 'utf8', input: '' });
+    // --foreground: kcid must be the terminal's foreground job, or its first read of it stops it
+    // (SIGTTIN) and the run can hang there; -k: KILL after TERM. spawnSync's own timeout is the last guard.
+    const r = spawnSync('script', ['-qc', `timeout --foreground -k 2 3 "${process.execPath}" bin/kcid analyze - 2>&1`, '/dev/null'], { encoding: 'utf8', input: '', timeout: 20_000 });
     expect(r.stdout.replace(/\r\n/g, '\n').split('\n')[0]).toBe(
       'kcid: reading a capture from standard input (the terminal): pipe one in, e.g. tcpdump -U -w - | kcid analyze -, or press Ctrl-D',
     );
