@@ -225,7 +225,9 @@ start_tcpdump() { # raw-file tcpdump-args...
   # -Z root: Debian's tcpdump otherwise drops to user tcpdump, who may not write to $WORK.
   # --immediate-mode: with TPACKET_V3, packets otherwise sit in a ring block until it times out,
   # and a SIGTERM in between loses them. -G/-W: tcpdump exits by itself after CAPTURE_MAX seconds.
-  tcpdump -Z root -U --immediate-mode -G "$CAPTURE_MAX" -W 1 "$@" -w "$raw" tcp \
+  # -B: a 16 MiB kernel buffer (2 MiB by default), so a capture on a loaded machine (the test suite's
+  # other workers) is not cut by kernel drops while tcpdump waits for a core.
+  tcpdump -Z root -U --immediate-mode -B 16384 -G "$CAPTURE_MAX" -W 1 "$@" -w "$raw" tcp \
     </dev/null >"$WORK/capture.log" 2>&1 &
   CAP_PID=$!
   PIDS+=("$CAP_PID")
