@@ -25,7 +25,8 @@ class RecordingSink implements FrameSink {
   /** headLen of every look that was answered. */
   looks: number[] = [];
   constructor(private readonly want: (size: number) => number = (size) => Math.min(size, 4)) {}
-  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+    const head = buf.subarray(at, at + headLen);
     if (head[0] !== 0x4b) return -1; // not one of our frames
     const want = this.want(size);
     if (want > headLen && !final) return want;

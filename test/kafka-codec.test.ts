@@ -138,11 +138,20 @@ describe('request headers', () => {
     expect(h.problems).toEqual([]);
   });
 
-  it('clientInstanceId aliases the frame bytes', () => {
+  it('clientInstanceId is a copy of the frame bytes, or the last ID when equal to it', () => {
     const frame = requestFrame({ ...base, apiKey: 3, apiVersion: 12, clientInstanceId: ID });
     const h = decodeRequestHeader(frame, 4, frame.length, true);
-    expect(h.clientInstanceId!.buffer).toBe(frame.buffer);
-    expect(h.clientInstanceId!.byteOffset).toBe(4 + 8 + 11 + 1 + 2);
+    expect(h.clientInstanceId!.buffer).not.toBe(frame.buffer);
+    expect(h.clientInstanceId!.length).toBe(16);
+    expect([...h.clientInstanceId!]).toEqual([...ID]);
+    // Frame buffers are reused: the ID must not change with them.
+    frame.fill(0xee, 4 + 8 + 11 + 1 + 2, 4 + 8 + 11 + 1 + 2 + 16);
+    expect([...h.clientInstanceId!]).toEqual([...ID]);
+    const again = requestFrame({ ...base, apiKey: 3, apiVersion: 12, clientInstanceId: ID });
+    expect(decodeRequestHeader(again, 4, again.length, true, { lastInstanceId: h.clientInstanceId }).clientInstanceId).toBe(h.clientInstanceId);
+    const other = requestFrame({ ...base, apiKey: 3, apiVersion: 12, clientInstanceId: new Uint8Array(16).fill(7) });
+    const o = decodeRequestHeader(other, 4, other.length, true, { lastInstanceId: h.clientInstanceId }).clientInstanceId!;
+    expect([o === h.clientInstanceId, [...o]]).toEqual([false, new Array(16).fill(7)]);
   });
 
   it.each([15, 17, 0])('tag 0 of %i bytes is a tag0-size problem', (size) => {
@@ -185,7 +194,7 @@ describe('request headers', () => {
     expect(h.problems).toEqual([
       {
         code: 'overrun',
-        message: `header overruns the ${frame.length - 4}-byte frame (truncated: need 1000 bytes at offset 27, have 16)`,
+        message: `header overruns the ${frame.length - 4}-byte frame (truncated: need 1000 bytes at offset 23, have 16)`,
       },
     ]);
     expect(h.headerLength).toBe(frame.length - 4);

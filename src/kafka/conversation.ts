@@ -8,7 +8,6 @@ import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, type FrameSink, type Plausib
 import { DecodeError } from './reader.js';
 import { decodeRequestHeader, decodeResponseHeader } from './headers.js';
 import type { RequestHeader } from './types.js';
-import { uuidEquals } from './uuid.js';
 import { keptTelemetryPrefix, pushTelemetryMetrics, pushTelemetryMetricsSize } from './telemetry-frame.js';
 import { BodyError, decodeBody, readsBody, type DecodedBody } from './bodies.js';
 import { int, str, type Struct } from './fields.js';
@@ -99,8 +98,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   /** The connection is TLS: its bytes go through the session, whose plaintext comes back to the framers. */
   private tls: TlsSession | null = null;
   private tlsLink: TlsLink | null = null;
-  /** The last request header's ClientInstanceId, as kept by keepInstanceId(). */
-  private lastInstanceId: Uint8Array | null = null;
+  /** How request headers are read; lastInstanceId is the last request's ID, which an equal one reuses. */
+  private readonly headerOptions: { inferNewerVersions: true; protocol: Protocol; lastInstanceId: Uint8Array | null };
   private readonly protocol: Protocol;
   /** Decode every field (--bodies). */
   private readonly full: boolean;
@@ -113,6 +112,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   ) {
     this.startSeen = tcp.synSeen;
     this.protocol = protocol();
+    this.headerOptions = { inferNewerVersions: true, protocol: this.protocol, lastInstanceId: null };
     this.full = opts.maxBodyBytes !== undefined;
     this.maxPrefix = opts.maxBodyBytes === undefined ? MAX_PREFIX : Math.max(opts.maxBodyBytes, MAX_PREFIX);
     this.maxPending = opts.maxPendingRequests ?? DEFAULT_MAX_PENDING;
@@ -312,12 +312,12 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     return plausibleRequest(buf, off, len, false, this.opts.maxFrameBytes);
   }
 
-  requestHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
+  requestHead(head: Buffer, at: number, headLen: number, size: number, frame: number, final = false): number {
     this.currentRequest = null;
     this.currentRequestIsToken = false;
     if (this.sasl.clientActive) {
-      const correlation = headLen >= 8 ? head.readInt32BE(4) : -1;
-      const verdict = (): Plausibility => plausibleRequest(withSize(head, headLen, size), 0, headLen + 4, true, this.opts.maxFrameBytes);
+      const correlation = headLen >= 8 ? head.readInt32BE(at + 4) : -1;
+      const verdict = (): Plausibility => plausibleRequest(withSize(head, at, headLen, size), 0, headLen + 4, true, this.opts.maxFrameBytes);
       if (this.sasl.clientFrameIsToken(verdict, correlation)) {
         this.currentRequestIsToken = true;
         return headLen;
@@ -326,8 +326,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     }
     if (headLen < 8) return -1;
     const p = this.protocol;
-    const apiKey = head.readInt16BE(0);
-    const apiVersion = head.readInt16BE(2);
+    const apiKey = head.readInt16BE(at);
+    const apiVersion = head.readInt16BE(at + 2);
     const known = p.isDefined(apiKey, apiVersion);
     const whole = headLen === size;
     const max = this.maxPrefix;
@@ -335,7 +335,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     try {
       // A version newer than the schemas is read with its API's newest header when the API is flexible
       // from some version on (Kafka never makes a flexible API inflexible again), so its tag 0 is still seen.
-      header = decodeRequestHeader(head, 0, headLen, whole, { inferNewerVersions: true, protocol: p });
+      header = decodeRequestHeader(head, at, at + headLen, whole, this.headerOptions);
     } catch (e) {
       if (!(e instanceof DecodeError)) throw e;
       if (!whole && headLen < max) return Math.min(size, headLen * 4, max);
@@ -355,7 +355,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     let bodyError: string | null = null;
     if (reads) {
       try {
-        const d = decodeBody('request', apiKey, apiVersion, this.full, head, header.headerLength, headLen, size, p);
+        const bodyAt = at + header.headerLength;
+        const d = decodeBody('request', apiKey, apiVersion, this.full, head, bodyAt, at + headLen, at + size, p);
         if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max, headLen * 4);
         if (d !== null) {
           body = d.body;
@@ -365,10 +366,10 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
         if (!(e instanceof BodyError)) throw e;
         bodyError = e.message;
         // --bodies: the fields the rules read may still parse (a body malformed only after them).
-        if (this.full) body = this.selective('request', apiKey, apiVersion, head, header.headerLength, headLen, size)?.body ?? null;
+        if (this.full) body = this.selective('request', apiKey, apiVersion, head, at + header.headerLength, at + headLen, at + size)?.body ?? null;
       }
     }
-    if (header.clientInstanceId !== null) header.clientInstanceId = this.keepInstanceId(header.clientInstanceId);
+    if (header.clientInstanceId !== null) this.headerOptions.lastInstanceId = header.clientInstanceId;
     this.currentRequest = {
       frame,
       tsSec: 0,
@@ -378,8 +379,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       body,
       bodyComplete,
       bodyError,
-      metricsBlob: kept !== null && headLen === size && body !== null ? pushTelemetryMetrics(head, header.headerLength, headLen, apiVersion) : null,
-      metricsBytes: apiKey === API_KEY.PushTelemetry && body !== null ? pushTelemetryMetricsSize(head, header.headerLength, headLen, size, apiVersion) : null,
+      metricsBlob: kept !== null && headLen === size && body !== null ? pushTelemetryMetrics(head, at + header.headerLength, at + headLen, apiVersion) : null,
+      metricsBytes: apiKey === API_KEY.PushTelemetry && body !== null ? pushTelemetryMetricsSize(head, at + header.headerLength, at + headLen, at + size, apiVersion) : null,
       // acks=0: the broker sends no response.
       expectsResponse: !(apiKey === API_KEY.Produce && int(body, 'Acks') === 0),
       complete: false,
@@ -424,18 +425,6 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     });
   }
 
-  /**
-   * A header's UUID points into the framer's prefix buffer, which the next frame reuses, so it is
-   * copied (not .slice(): on a Buffer that is a view). A client repeats the same ID on every
-   * request of a connection: an ID equal to the last one is that same copy, made once.
-   */
-  private keepInstanceId(id: Uint8Array): Uint8Array {
-    const last = this.lastInstanceId;
-    if (last !== null && uuidEquals(last, id)) return last;
-    this.lastInstanceId = new Uint8Array(id);
-    return this.lastInstanceId;
-  }
-
   requestEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     if (this.currentRequestIsToken) {
       this.currentRequestIsToken = false;
@@ -474,7 +463,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     return responseStartsHere(buf, off, len, size, request.header.apiKey, request.header.apiVersion);
   }
 
-  responseHead(head: Buffer, headLen: number, size: number, frame: number, final = false): number {
+  responseHead(head: Buffer, at: number, headLen: number, size: number, frame: number, final = false): number {
     this.currentResponse = null;
     this.currentResponseIsToken = false;
     if (this.sasl.serverActive) {
@@ -485,7 +474,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.tokenFraming();
     }
     if (headLen < 4) return -1;
-    const correlationId = head.readInt32BE(0);
+    const correlationId = head.readInt32BE(at);
     const request = this.pending.get(correlationId) ?? null;
     let errorCode: number | null = null;
     let codes: readonly number[] = EMPTY_LIST;
@@ -503,8 +492,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
         // A small response is read whole at once: decoding a prefix that proves too short costs more than the copy.
         if (!final && headLen < size && headLen < SMALL_RESPONSE) return Math.min(size, SMALL_RESPONSE);
         try {
-          const start = decodeResponseHeader(head, 0, headLen, headerVersion, p).headerLength;
-          const d = decodeBody('response', apiKey, apiVersion, this.full, head, start, headLen, size, p);
+          const start = at + decodeResponseHeader(head, at, at + headLen, headerVersion, p).headerLength;
+          const d = decodeBody('response', apiKey, apiVersion, this.full, head, start, at + headLen, at + size, p);
           if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max);
           if (d !== null) {
             body = d.body;
@@ -518,8 +507,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
           if (e instanceof BodyError) {
             bodyError = e.message;
             if (this.full) {
-              const start = decodeResponseHeader(head, 0, headLen, headerVersion, p).headerLength;
-              const some = this.selective('response', apiKey, apiVersion, head, start, headLen, size);
+              const start = at + decodeResponseHeader(head, at, at + headLen, headerVersion, p).headerLength;
+              const some = this.selective('response', apiKey, apiVersion, head, start, at + headLen, at + size);
               if (some !== null) {
                 codes = some.errorCodes;
                 errorCode = int(some.body, 'ErrorCode') ?? null;
@@ -601,10 +590,10 @@ function definedRange(p: Protocol, key: number): string {
 }
 
 /** The head with its int32 size in front, for the plausibility check. */
-function withSize(head: Buffer, headLen: number, size: number): Buffer {
+function withSize(head: Buffer, at: number, headLen: number, size: number): Buffer {
   const b = Buffer.allocUnsafe(headLen + 4);
   b.writeInt32BE(size, 0);
-  head.copy(b, 4, 0, headLen);
+  head.copy(b, 4, at, at + headLen);
   return b;
 }
 

@@ -16,15 +16,15 @@
 
 export interface FrameSink {
   /**
-   * A frame of `size` bytes starts; `head[0, headLen)` are its first bytes: min(size, asked) of them, or
-   * the whole frame when it arrived in one piece and is no larger than maxPrefixBytes (then `head` is a
-   * view of the caller's buffer, valid during the call only: copy what is kept).
+   * A frame of `size` bytes starts; `buf[at, at + headLen)` are its first bytes: min(size, asked) of them,
+   * or the whole frame when it arrived in one piece and is no larger than maxPrefixBytes (then `buf` is
+   * the caller's buffer, valid during the call only: copy what is kept).
    * Return the number of prefix bytes wanted (at most `size`; more than headLen asks for more bytes
    * before being called again), or -1 to reject the frame as not a frame (out of sync).
    * `final`: no more bytes of this frame's prefix will come (the capture misses them); the sink
    * decodes what it can from `head` and the framer ignores the answer.
    */
-  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number;
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
   /** The frame's last byte arrived (or the frame was cut short by a gap or the end of the stream). */
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
   /**
@@ -163,7 +163,7 @@ export class Framer {
     if (this.state === PREFIX) {
       // The head asked for will not arrive whole: the sink reads what did. Then, as for a frame
       // being skipped, the hole costs no sync if it ends inside the frame.
-      if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, true);
+      if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, 0, this.prefixHave, this.frameSize, frame, true);
       this.state = SKIP;
     }
     switch (this.state) {
@@ -190,7 +190,7 @@ export class Framer {
   /** End of the stream: a frame in progress is reported as incomplete, unframed bytes as a desync. */
   end(tsSec: number, tsNsec: number): void {
     // As at a gap: a head still growing (a PushTelemetry kept whole, a --bodies frame) is read as far as it came.
-    if (this.state === PREFIX && this.prefixHave > 0) this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, this.lastFrame, true);
+    if (this.state === PREFIX && this.prefixHave > 0) this.sink.frameHead(this.prefix!, 0, this.prefixHave, this.frameSize, this.lastFrame, true);
     if (this.state === SKIP || this.state === PREFIX) this.sink.frameEnd(this.lastFrame, tsSec, tsNsec, false);
     if (this.state === RESYNC) {
       this.dropWindow(this.windowLen);
@@ -228,13 +228,13 @@ export class Framer {
   }
 
   /**
-   * A frame of `size` bytes whose every byte is in `buf` from `at`: given to the sink as a view, with
-   * nothing copied (the sink copies what it keeps, as it must from the prefix buffer, which the next
+   * A frame of `size` bytes whose every byte is in `buf` from `at`: given to the sink where it lies, with
+   * nothing copied (not even a view: a Buffer view costs more than decoding a small frame) (the sink copies what it keeps, as it must from the prefix buffer, which the next
    * frame reuses). Returns where the stream goes on: after the frame, or at its first byte when the
    * sink refuses it, to be scanned for the next frame start as the slow path would scan it.
    */
   private wholeFrame(buf: Buffer, at: number, size: number, frame: number, tsSec: number, tsNsec: number): number {
-    if (this.sink.frameHead(buf.subarray(at, at + size), size, size, frame, false) < 0) {
+    if (this.sink.frameHead(buf, at, size, size, frame, false) < 0) {
       this.refuse(NOT_KAFKA, frame, size, null, 0);
       return at;
     }
@@ -248,7 +248,7 @@ export class Framer {
   }
 
   private askSink(frame: number): void {
-    const want = this.sink.frameHead(this.prefix!, this.prefixHave, this.frameSize, frame, false);
+    const want = this.sink.frameHead(this.prefix!, 0, this.prefixHave, this.frameSize, frame, false);
     if (want < 0) {
       this.refuse(NOT_KAFKA, frame, this.frameSize, this.prefix, this.prefixHave);
       return;

@@ -100,6 +100,11 @@ export interface DecodeRequestHeaderOptions {
   inferNewerVersions?: boolean;
   /** The protocol to decode by (default: the active one). */
   protocol?: Protocol;
+  /**
+   * The ClientInstanceId last decoded on this connection: an equal ID is returned as this same array
+   * rather than a new copy (a client repeats its ID on every request).
+   */
+  lastInstanceId?: Uint8Array | null;
 }
 
 const NO_OPTIONS: DecodeRequestHeaderOptions = {};
@@ -114,8 +119,8 @@ const scratch = new Reader(new Uint8Array(0));
  * bytes of key, version and correlation id always throw.
  *
  * For an unknown key or version, headerVersion is null and decoding stops after ClientId (the lowest header
- * version that has one: every header since shares it). Byte fields (clientInstanceId) alias `buf`: copy
- * them to keep them.
+ * version that has one: every header since shares it). clientInstanceId is a copy, never a view of `buf`
+ * (frame buffers are reused), and options.lastInstanceId itself when equal to it: treat it as read-only.
  */
 export function decodeRequestHeader(
   buf: Uint8Array,
@@ -125,7 +130,7 @@ export function decodeRequestHeader(
   options: DecodeRequestHeaderOptions = NO_OPTIONS,
 ): RequestHeader {
   const p = options.protocol ?? protocol();
-  const r = scratch.reset(buf, start, end);
+  const r = scratch.reset(buf, start, end, start);
   const apiKey = r.int16();
   const apiVersion = r.int16();
   const correlationId = r.int32();
@@ -149,7 +154,7 @@ export function decodeRequestHeader(
   try {
     const fields = plan.fields;
     for (let i = 0; i < fields.length; i++) readRequestField(r, fields[i]!, header);
-    if (plan.flexible) readRequestTags(r, plan.tags, header);
+    if (plan.flexible) readRequestTags(r, plan.tags, header, options.lastInstanceId ?? null);
     header.headerLength = r.pos - start;
   } catch (e) {
     if (!(e instanceof DecodeError) || !isWholeFrame) throw e;
@@ -174,8 +179,9 @@ function readRequestField(r: Reader, field: HeaderField, header: RequestHeader):
       r.skip(8);
       return;
     case 'uuid': {
-      const value = r.uuid();
-      if (field.name === CLIENT_INSTANCE_ID) header.clientInstanceId = value;
+      const at = r.pos;
+      r.skip(16);
+      if (field.name === CLIENT_INSTANCE_ID) header.clientInstanceId = uuidCopy(r.buf, at, null);
       return;
     }
     case 'string':
@@ -204,7 +210,7 @@ function readClientId(r: Reader, header: RequestHeader): void {
   }
 }
 
-function readRequestTags(r: Reader, known: readonly HeaderTag[], header: RequestHeader): void {
+function readRequestTags(r: Reader, known: readonly HeaderTag[], header: RequestHeader, last: Uint8Array | null): void {
   // The tagged-field loop of Reader.taggedFields, written out: no callback made per request.
   let previous = -1;
   let seenTag0 = false;
@@ -233,8 +239,23 @@ function readRequestTags(r: Reader, known: readonly HeaderTag[], header: Request
       addProblem(header, 'tag0-size', `tag ${tag} (${spec.name}) has ${size} bytes, expected ${spec.size}`);
       continue;
     }
-    if (spec.name === CLIENT_INSTANCE_ID) header.clientInstanceId = r.buf.subarray(at, at + size);
+    if (spec.name === CLIENT_INSTANCE_ID) header.clientInstanceId = spec.size === 16 ? uuidCopy(r.buf, at, last) : new Uint8Array(r.buf.subarray(at, at + size));
   }
+}
+
+/**
+ * The 16 bytes at buf[at] as a Uint8Array of their own: `last` when it holds the same bytes, else a
+ * copy (a Buffer view would cost as much as the copy, and would change as the frame buffer is reused).
+ */
+function uuidCopy(buf: Uint8Array, at: number, last: Uint8Array | null): Uint8Array {
+  if (last !== null && last.length === 16) {
+    let i = 0;
+    while (i < 16 && last[i] === buf[at + i]) i++;
+    if (i === 16) return last;
+  }
+  const id = new Uint8Array(16);
+  for (let i = 0; i < 16; i++) id[i] = buf[at + i]!;
+  return id;
 }
 
 /** Records a problem once per code: a hostile header cannot grow the list. */
@@ -251,7 +272,7 @@ function addProblem(header: RequestHeader, code: HeaderProblem['code'], message:
 export function decodeResponseHeader(buf: Uint8Array, start: number, end: number, version: number, p: Protocol = protocol()): ResponseHeaderInfo {
   const plan = plans(p).response[version];
   if (plan === undefined) throw new DecodeError(`unknown response header version ${version}`, start);
-  const r = scratch.reset(buf, start, end);
+  const r = scratch.reset(buf, start, end, start);
   const correlationId = r.int32();
   for (const f of plan.fields) readRequestField(r, f, DISCARD);
   if (plan.flexible) r.taggedFields();

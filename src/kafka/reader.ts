@@ -35,6 +35,8 @@ export class Reader {
   buf: Uint8Array;
   pos: number;
   end: number;
+  /** Where offset 0 of error messages is in `buf` (a frame read where it lies in a larger buffer). */
+  origin = 0;
 
   constructor(buf: Uint8Array, start = 0, end = buf.length) {
     this.buf = buf;
@@ -43,14 +45,15 @@ export class Reader {
     this.reset(buf, start, end);
   }
 
-  /** Reuse this reader for another range (saves an allocation on hot paths). */
-  reset(buf: Uint8Array, start = 0, end = buf.length): this {
+  /** Reuse this reader for another range (saves an allocation on hot paths); `origin` as the field says. */
+  reset(buf: Uint8Array, start = 0, end = buf.length, origin = 0): this {
     if (!(Number.isInteger(start) && Number.isInteger(end) && start >= 0 && start <= end && end <= buf.length)) {
       throw new DecodeError(`bad reader range [${start}, ${end}) for ${buf.length} bytes`, start);
     }
     this.buf = buf;
     this.pos = start;
     this.end = end;
+    this.origin = origin;
     return this;
   }
 
@@ -61,7 +64,7 @@ export class Reader {
   /** Throws DecodeError unless `n` more bytes are there. */
   need(n: number): void {
     if (n > this.end - this.pos) {
-      throw new DecodeError(`truncated: need ${n} bytes at offset ${this.pos}, have ${this.end - this.pos}`, this.pos);
+      throw new DecodeError(`truncated: need ${n} bytes at offset ${this.pos - this.origin}, have ${this.end - this.pos}`, this.pos);
     }
   }
 
@@ -125,7 +128,7 @@ export class Reader {
     let value = 0;
     for (let i = 0; i < 5; i++) {
       if (this.pos >= this.end) {
-        throw new DecodeError(`truncated: varint at offset ${this.pos} runs past the end`, this.pos);
+        throw new DecodeError(`truncated: varint at offset ${this.pos - this.origin} runs past the end`, this.pos);
       }
       const byte = b[this.pos++]!;
       value |= (byte & 0x7f) << (7 * i);
@@ -234,7 +237,7 @@ export class Reader {
     const min = Math.max(1, minElementSize);
     if (count * min > this.end - this.pos) {
       throw new DecodeError(
-        `truncated: array of ${count} elements needs at least ${count * min} bytes at offset ${this.pos}, have ${this.end - this.pos}`,
+        `truncated: array of ${count} elements needs at least ${count * min} bytes at offset ${this.pos - this.origin}, have ${this.end - this.pos}`,
         this.pos,
       );
     }

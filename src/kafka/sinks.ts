@@ -6,11 +6,11 @@ import type { FrameSink, Plausibility } from './framer.js';
 
 /** What a conversation does with the frames of its two directions. */
 export interface FrameHandlers {
-  requestHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number;
+  requestHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
   requestEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
   /** Resync of the client stream: could a request start here? */
   plausibleRequestStart(buf: Buffer, off: number, len: number): Plausibility;
-  responseHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number;
+  responseHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
   responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
   /** Resync of the broker stream: could a response start here? (`segmentStart`: a TCP segment began here.) */
   plausibleResponse(buf: Buffer, off: number, len: number, segmentStart: boolean): Plausibility;
@@ -19,8 +19,8 @@ export interface FrameHandlers {
 
 export class RequestSink implements FrameSink {
   constructor(private readonly c: FrameHandlers) {}
-  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
-    return this.c.requestHead(head, headLen, size, frame, final);
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+    return this.c.requestHead(buf, at, headLen, size, frame, final);
   }
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     this.c.requestEnd(frame, tsSec, tsNsec, complete);
@@ -35,8 +35,8 @@ export class RequestSink implements FrameSink {
 
 export class ResponseSink implements FrameSink {
   constructor(private readonly c: FrameHandlers) {}
-  frameHead(head: Buffer, headLen: number, size: number, frame: number, final: boolean): number {
-    return this.c.responseHead(head, headLen, size, frame, final);
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+    return this.c.responseHead(buf, at, headLen, size, frame, final);
   }
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     this.c.responseEnd(frame, tsSec, tsNsec, complete);
