@@ -11,6 +11,7 @@ import { requestOwner } from '../analysis/owner.js';
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { apiName, errorLabel } from '../kafka/protocol.js';
 import { bodyJson } from '../kafka/secrets.js';
+import type { Struct } from '../kafka/schema/interpreter.js';
 import { errorSummary, requestSummary } from '../kafka/summary.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
 import { int } from '../kafka/fields.js';
@@ -95,6 +96,8 @@ interface Pending {
   row: RequestRow;
   /** null for a response without its request. */
   request: KafkaRequest | null;
+  /** The response that answers it (kept for its body's JSON, written with the row). */
+  response: KafkaResponse | null;
   state: ConnState;
   ready: boolean;
   us: number;
@@ -165,6 +168,7 @@ export class RequestRows implements RequestObserver {
         ...(this.bodies !== false ? { bodies: requestBodies(r, this.bodies, this.telemetry) } : {}),
       },
       request: r,
+      response: null,
       state: s,
       ready: !r.expectsResponse,
       us,
@@ -187,9 +191,8 @@ export class RequestRows implements RequestObserver {
     p.row.latencyMs = Math.round(toMicros(r.tsSec, r.tsNsec) - p.us) / 1000;
     const bodies = p.row.bodies;
     if (bodies !== undefined) {
-      const h = r.request.header;
       bodies.responseComplete = r.complete && r.bodyComplete;
-      if (this.bodies === 'json') bodies.response = r.body === null ? 'null' : bodyJson('response', h.apiKey, h.apiVersion, r.body);
+      if (this.bodies === 'json') p.response = r;
       else bodies.errors = errorSummary(r.errorCodes);
     }
     p.ready = true;
@@ -220,7 +223,7 @@ export class RequestRows implements RequestObserver {
       requestCaptured: false,
       timeUs: us,
     };
-    this.queue.push({ row, request: null, state: s, ready: true, us });
+    this.queue.push({ row, request: null, response: null, state: s, ready: true, us });
     this.drain(us);
   }
 
@@ -259,15 +262,28 @@ export class RequestRows implements RequestObserver {
       const owner = requestOwner(p.request.header.clientInstanceId, p.state.connectionId);
       if (owner !== null) p.row.clientInstanceId = uuidToBase64(owner);
     }
+    // The bodies' JSON is made as the row goes out: a row waiting for its answer (or for the rows
+    // before it) keeps the decoded bodies it holds anyway, not their text too.
+    const bodies = p.row.bodies;
+    if (this.bodies === 'json' && bodies !== undefined && p.request !== null) {
+      const h = p.request.header;
+      bodies.request = bodyText('request', h.apiKey, h.apiVersion, p.request.body);
+      if (p.response !== null) bodies.response = bodyText('response', h.apiKey, h.apiVersion, p.response.body);
+    }
     this.emit(p.row, p.state, p.us);
   }
 }
 
+function bodyText(kind: 'request' | 'response', apiKey: number, apiVersion: number, body: Struct | null): string {
+  return body === null ? 'null' : bodyJson(kind, apiKey, apiVersion, body);
+}
+
+/** A row's bodies as the request comes; the JSON texts are filled in as the row is written. */
 function requestBodies(r: KafkaRequest, form: BodiesForm, telemetry: RowTelemetry | null): RowBodies {
   const h = r.header;
   const json = form === 'json';
   const bodies: RowBodies = {
-    request: !json ? '' : r.body === null ? 'null' : bodyJson('request', h.apiKey, h.apiVersion, r.body),
+    request: json ? 'null' : '',
     response: json ? 'null' : '',
     requestComplete: r.complete && r.bodyComplete,
     responseComplete: true,
