@@ -12,6 +12,7 @@ import {
   apiVersionsRequestBody,
   array,
   compactArray,
+  compactBytes,
   compactString,
   concat,
   consumerGroupHeartbeatRequestBody,
@@ -20,6 +21,7 @@ import {
   int32,
   int64,
   int8,
+  responseFrame,
   string,
   taggedFields,
   uuid,
@@ -164,6 +166,40 @@ describe('versions and bodies by the schemas', () => {
     const r = await analyzeScenario(s);
     expect(brief(r.findings)).toEqual([['unknown-error-code', 7, 'Produce v9 response carries error code 999, which Kafka does not define']]);
     expect(r.instances.map((i) => [i.errorResponses, i.errors])).toEqual([[1, 2]]);
+  });
+});
+
+describe('responses larger than the prefix kcid keeps (64 KiB)', () => {
+  // Fetch v12 response: ThrottleTimeMs, ErrorCode, SessionId, Responses [t: 4 partitions of 40,000 record
+  // bytes each], so partitions 2 and 3 begin past the first 64 KiB. Their codes: 0, 6, 1, 3.
+  const codes = [0, 6, 1, 3];
+  const records = new Uint8Array(40_000);
+  const partition = (i: number) =>
+    concat(int32(i), int16(codes[i]!), int64(100n), int64(100n), int64(0n), compactArray([], int8), int32(-1), compactBytes(records), taggedFields());
+  const body = concat(int32(0), int16(0), int32(7), compactArray(['t'], (t) => concat(compactString(t), compactArray([0, 1, 2, 3], partition), taggedFields())), taggedFields());
+
+  function fetchScenario(drop: (segment: number) => boolean): Scenario {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    open(c, ID_A);
+    const corr = c.request({ apiKey: K.Fetch, apiVersion: 12, clientInstanceId: ID_A, body: new Uint8Array(0) });
+    // The response in 1,460-byte segments, as the broker's socket would send it.
+    s.add(c.tcp.serverSends(responseFrame({ correlationId: corr, headerVersion: 1, body })).filter((_, i) => !drop(i)));
+    return s;
+  }
+
+  it('counts the ErrorCodes of partitions past the prefix, scanned as the segments pass', async () => {
+    expect(body.length).toBeGreaterThan(3 * 40_000);
+    const r = await analyzeScenario(fetchScenario(() => false));
+    expect(r.instances.map((i) => [i.errorResponses, i.errors])).toEqual([[1, 3]]);
+    expect(brief(r.findings)).toEqual([]);
+  });
+
+  it('a hole in the capture past the prefix stops the scan: the codes of the prefix stand', async () => {
+    // Segment 70 (bytes 102,200-103,660 of the stream) lies inside partition 2's records.
+    const r = await analyzeScenario(fetchScenario((i) => i === 70));
+    expect(r.instances.map((i) => [i.errorResponses, i.errors])).toEqual([[1, 1]]);
+    expect(brief(r.findings).map(([rule]) => rule)).toEqual(['capture-gap']);
   });
 });
 

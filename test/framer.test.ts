@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, type FrameSink, type Plausibility } from '../src/kafka/framer.js';
+import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, STREAM, type FrameSink, type Plausibility } from '../src/kafka/framer.js';
 
 /** A frame: int32 size, then a 1-byte tag ('K' for a good frame) and filler. */
 function frame(size: number, tag = 0x4b, fill = 0x00): Buffer {
@@ -138,6 +138,42 @@ describe('Framer', () => {
     const cut = new RecordingSink();
     feed(stream, [8], cut);
     expect(cut.looks).toEqual([4, 1, 4, 5]);
+  });
+
+  it('streams the rest of a frame to a sink that asks for it (STREAM), at every split point, and stops at a hole', () => {
+    class StreamingSink extends RecordingSink {
+      streamed: number[] = [];
+      holes = 0;
+      override frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+        // Frames of 300 bytes are streamed after their first 4; the others are read as RecordingSink reads them.
+        if (size === 300 && !final && headLen < size && buf[at] === 0x4b) {
+          this.streamed.push(...buf.subarray(at, at + headLen));
+          return STREAM;
+        }
+        return super.frameHead(buf, at, headLen, size, frame, final);
+      }
+      frameBytes(buf: Buffer, off: number, len: number): void {
+        this.streamed.push(...buf.subarray(off, off + len));
+      }
+      frameHole(): void {
+        this.holes++;
+      }
+    }
+    const big = frame(300, 0x4b, 0x07);
+    for (let cut = 1; cut < stream.length; cut += 3) {
+      const sink = new StreamingSink();
+      const events = feed(stream, [cut], sink);
+      // Larger than the prefix cap (64 here), it is never handed over whole: its first look, then the rest.
+      expect(sink.streamed).toEqual([...big.subarray(4)]);
+      expect(shape(events).filter((e) => e.kind === 'end')).toHaveLength(4);
+    }
+    const sink = new StreamingSink();
+    const f = new Framer(sink, OPTS);
+    f.data(big, 0, 100, 1, 0, 0);
+    f.gap(50, 2);
+    f.data(big, 150, big.length - 150, 3, 0, 0);
+    f.end(0, 0);
+    expect([sink.streamed.length, sink.holes]).toEqual([96, 1]);
   });
 
   it('keeps sync across a gap inside a frame it is skipping', () => {

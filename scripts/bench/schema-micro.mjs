@@ -21,9 +21,10 @@ const entry = `
 export * as headers from './src/kafka/headers.ts';
 export * as interp from './src/kafka/schema/interpreter.ts';
 export * as registry from './src/kafka/schema/registry.ts';
+export * as scan from './src/kafka/schema/scan.ts';
 `;
 const out = await build({ stdin: { contents: entry, resolveDir: root, loader: 'ts' }, bundle: true, write: false, format: 'esm', platform: 'node', logLevel: 'warning' });
-const { headers, interp, registry } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
+const { headers, interp, registry, scan } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
 
 let t = performance.now();
 const s = registry.builtinSchemas();
@@ -92,3 +93,14 @@ if (!check.complete || check.errorCodes?.join() !== '6') {
   process.exit(1);
 }
 compare('Metadata v12 response, 12 partitions', 'error tap', () => interp.runDecoder(MT, metadata, 0, metadata.length), 'every field', () => interp.runDecoder(MF, metadata, 0, metadata.length));
+const MS = scan.errorScanPlan(s.apis.get(3).response, 12);
+const scanner = new scan.ErrorScan();
+const scanOnce = () => {
+  scanner.reset(MS, metadata.length).feed(metadata, 0, metadata.length);
+  return scanner.finish();
+};
+if (scanOnce() !== scan.SCANNED || scanner.codes.join() !== '6') {
+  console.error(`the error-code scan does not read the Metadata response: ${scanner.status} ${scanner.codes}`);
+  process.exit(1);
+}
+compare('Metadata v12 response, 12 partitions', 'error scan', scanOnce, 'error tap', () => interp.runDecoder(MT, metadata, 0, metadata.length));

@@ -10,6 +10,7 @@
  * as the prefix goes (the result says it is incomplete).
  */
 import { BodyError, compileDecoder, runDecoder, type Decoder, type Struct } from './schema/interpreter.js';
+import { errorScanPlan, type ErrorScanPlan } from './schema/scan.js';
 import { inRange, layoutFor, type FieldSchema, type MessageSchema } from './schema/model.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { int } from './fields.js';
@@ -89,11 +90,30 @@ interface BodyPlans {
   response: Map<number, (Decoder | null)[]>;
   fullRequest: Map<number, (Decoder | null)[]>;
   fullResponse: Map<number, (Decoder | null)[]>;
+  scan: Map<number, (ErrorScanPlan | null)[]>;
 }
 
 function plans(p: Protocol): BodyPlans {
-  if (p.bodyPlans === null) p.bodyPlans = { request: new Map(), response: new Map(), fullRequest: new Map(), fullResponse: new Map() } satisfies BodyPlans;
+  if (p.bodyPlans === null) p.bodyPlans = { request: new Map(), response: new Map(), fullRequest: new Map(), fullResponse: new Map(), scan: new Map() } satisfies BodyPlans;
   return p.bodyPlans as BodyPlans;
+}
+
+/**
+ * The error-code scan (schema/scan.ts) of a response version whose only fields kcid reads, in analyze's
+ * selective mode, are its ErrorCodes: most responses. Null when kcid reads more of it (RESPONSE_FIELDS),
+ * nothing, or the scan cannot read it: then the interpreter decodes it.
+ */
+export function errorScanFor(key: number, version: number, p: Protocol = protocol()): ErrorScanPlan | null {
+  const byKey = plans(p).scan;
+  let byVersion = byKey.get(key);
+  if (byVersion === undefined) byKey.set(key, (byVersion = []));
+  const known = byVersion[version];
+  if (known !== undefined) return known;
+  let plan: ErrorScanPlan | null = null;
+  const api = p.api(key);
+  if (api !== undefined && !RESPONSE_FIELDS.has(key) && readsBody('response', key, version, false, p)) plan = errorScanPlan(api.response, version);
+  byVersion[version] = plan;
+  return plan;
 }
 
 /** The decoder of a request or response version: selective (null when nothing is read) or full. */

@@ -4,12 +4,13 @@
  * responses with requests by correlation ID, and follows SASL's headerless token exchange.
  */
 import type { Direction, Endpoint, StreamHandler, TcpConnection } from '../tcp/types.js';
-import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, type FrameSink, type Plausibility } from './framer.js';
+import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, STREAM, type FrameSink, type Plausibility } from './framer.js';
 import { DecodeError } from './reader.js';
-import { decodeRequestHeader, decodeResponseHeader } from './headers.js';
+import { decodeRequestHeader, decodeResponseHeader, responseHeaderLength } from './headers.js';
+import { ErrorScan, SCANNED, SCANNING, type ErrorScanPlan } from './schema/scan.js';
 import type { RequestHeader } from './types.js';
 import { keptTelemetryPrefix, pushTelemetryMetrics, pushTelemetryMetricsSize } from './telemetry-frame.js';
-import { BodyError, decodeBody, readsBody, type DecodedBody } from './bodies.js';
+import { BodyError, decodeBody, errorScanFor, readsBody, type DecodedBody } from './bodies.js';
 import { int, str, type Struct } from './fields.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
@@ -70,6 +71,8 @@ const MIN_REQUEST_BYTES = 8;
 /** Smallest response: int32 correlation id. */
 const MIN_RESPONSE_BYTES = 4;
 const DEFAULT_MAX_PENDING = 1024;
+/** The scan of responses read whole: one serves them all (decoding is synchronous). */
+const WHOLE_SCAN = new ErrorScan();
 
 export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner {
   client: Endpoint;
@@ -93,6 +96,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private currentRequestIsToken = false;
   private currentResponse: KafkaResponse | null = null;
   private currentResponseIsToken = false;
+  /** A response larger than the prefix kept, whose ErrorCodes are scanned as its bytes pass (STREAM). */
+  private responseScan: ErrorScan | null = null;
   private readonly sasl = new SaslTokens();
   private firstClientByte = true;
   /** The connection is TLS: its bytes go through the session, whose plaintext comes back to the framers. */
@@ -481,6 +486,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     let body: Struct | null = null;
     let bodyComplete = true;
     let bodyError: string | null = null;
+    let want = headLen;
     if (request !== null) {
       const p = this.protocol;
       const { apiKey, apiVersion } = request.header;
@@ -491,15 +497,30 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
         if (this.full && !final && headLen < size && headLen < max) return Math.min(size, max);
         // A small response is read whole at once: decoding a prefix that proves too short costs more than the copy.
         if (!final && headLen < size && headLen < SMALL_RESPONSE) return Math.min(size, SMALL_RESPONSE);
+        const scan = this.full ? null : errorScanFor(apiKey, apiVersion, p);
+        let scanned = false;
         try {
-          const start = at + decodeResponseHeader(head, at, at + headLen, headerVersion, p).headerLength;
-          const d = decodeBody('response', apiKey, apiVersion, this.full, head, start, at + headLen, at + size, p);
+          const start = at + responseHeaderLength(head, at, at + headLen, headerVersion, p);
+          if (scan !== null && headLen === size) {
+            // Read whole, and only its ErrorCodes wanted: the scan reads them, building nothing. A body it
+            // does not accept goes on to the interpreter, which says what is wrong.
+            const s = WHOLE_SCAN.reset(scan, at + size - start);
+            s.feed(head, start, at + size - start);
+            if (s.finish() === SCANNED) {
+              scanned = true;
+              errorCode = s.topErrorCode;
+              codes = s.codes.length === 0 ? EMPTY_LIST : s.codes.slice();
+            }
+          }
+          const d = scanned ? null : decodeBody('response', apiKey, apiVersion, this.full, head, start, at + headLen, at + size, p);
           if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max);
           if (d !== null) {
             body = d.body;
             bodyComplete = d.complete;
             codes = d.errorCodes;
             errorCode = int(d.body, 'ErrorCode') ?? null;
+            // Larger than the prefix kept: its ErrorCodes past the prefix are scanned as its bytes pass.
+            if (!d.complete && !final && scan !== null && this.streamScan(scan, head, start, at + headLen, at + size)) want = STREAM;
           }
         } catch (e) {
           // A response header cut by the first look: ask for the body's first bytes.
@@ -519,7 +540,27 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       }
     }
     this.currentResponse = { frame, tsSec: 0, tsNsec: 0, size, correlationId, request, errorCode, errorCodes: codes, body, bodyComplete, bodyError, complete: false };
-    return headLen;
+    return want;
+  }
+
+  /**
+   * Starts the scan of a response the prefix does not hold whole, on the prefix buf[start, end) (the body
+   * from its start; `frameEnd` where it ends): true when it goes on, so the framer is to hand over the
+   * rest (STREAM). The prefix's codes, which the interpreter read, stand unless the scan reads the whole body.
+   */
+  private streamScan(plan: ErrorScanPlan, buf: Buffer, start: number, end: number, frameEnd: number): boolean {
+    const scan = new ErrorScan().reset(plan, frameEnd - start);
+    if (scan.feed(buf, start, end - start) !== SCANNING) return false;
+    this.responseScan = scan;
+    return true;
+  }
+
+  responseBytes(buf: Buffer, off: number, len: number): void {
+    this.responseScan?.feed(buf, off, len);
+  }
+
+  responseHole(): void {
+    this.responseScan = null;
   }
 
   responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
@@ -529,8 +570,11 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       return;
     }
     const r = this.currentResponse;
+    const scan = this.responseScan;
+    this.responseScan = null;
     if (r === null) return;
     this.currentResponse = null;
+    if (scan !== null && complete && scan.finish() === SCANNED) r.errorCodes = scan.codes.length === 0 ? EMPTY_LIST : scan.codes;
     r.frame = frame;
     r.tsSec = complete ? tsSec : this.tsSec;
     r.tsNsec = complete ? tsNsec : this.tsNsec;

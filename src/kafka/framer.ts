@@ -20,11 +20,16 @@ export interface FrameSink {
    * or the whole frame when it arrived in one piece and is no larger than maxPrefixBytes (then `buf` is
    * the caller's buffer, valid during the call only: copy what is kept).
    * Return the number of prefix bytes wanted (at most `size`; more than headLen asks for more bytes
-   * before being called again), or -1 to reject the frame as not a frame (out of sync).
+   * before being called again), -1 to reject the frame as not a frame (out of sync), or {@link STREAM}
+   * for the rest of the frame's bytes, as they pass, by frameBytes (nothing kept).
    * `final`: no more bytes of this frame's prefix will come (the capture misses them); the sink
    * decodes what it can from `head` and the framer ignores the answer.
    */
   frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
+  /** After STREAM: the frame's next bytes, at buf[off, off + len), valid during the call only. */
+  frameBytes?(buf: Buffer, off: number, len: number): void;
+  /** After STREAM: bytes of the rest of the frame are missing from the capture (no more frameBytes). */
+  frameHole?(): void;
   /** The frame's last byte arrived (or the frame was cut short by a gap or the end of the stream). */
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
   /**
@@ -49,6 +54,9 @@ export interface FramerOptions {
 
 /** How many bytes a resync scan may look at to judge a candidate frame start. */
 export const SCAN_WINDOW = 64;
+
+/** What FrameSink.frameHead returns for the rest of a frame's bytes as they pass. */
+export const STREAM = -2;
 
 export const IMPLAUSIBLE = 0;
 export const PLAUSIBLE = 1;
@@ -76,6 +84,8 @@ export class Framer {
   private prefix: Buffer | null = null;
   private prefixWant = 0;
   private prefixHave = 0;
+  /** The sink asked for the rest of the current frame's bytes (STREAM). */
+  private streaming = false;
   /** Resync: bytes not yet judged (at most WINDOW_CAPACITY). */
   private window: Buffer | null = null;
   private windowLen = 0;
@@ -145,6 +155,7 @@ export class Framer {
         }
         case SKIP: {
           const n = Math.min(this.frameSize - this.frameHave, end - off);
+          if (this.streaming) this.sink.frameBytes!(buf, off, n);
           this.frameHave += n;
           off += n;
           if (this.frameHave === this.frameSize) this.finishFrame(frame, tsSec, tsNsec);
@@ -165,6 +176,10 @@ export class Framer {
       // being skipped, the hole costs no sync if it ends inside the frame.
       if (this.prefixHave > 0) this.sink.frameHead(this.prefix!, 0, this.prefixHave, this.frameSize, frame, true);
       this.state = SKIP;
+    }
+    if (this.streaming) {
+      this.streaming = false;
+      this.sink.frameHole!();
     }
     switch (this.state) {
       case SKIP:
@@ -201,6 +216,7 @@ export class Framer {
     this.sizeValue = 0;
     this.prefix = null;
     this.window = null;
+    this.streaming = false;
   }
 
   private beginFrame(size: number, frame: number, tsSec: number, tsNsec: number): void {
@@ -249,6 +265,11 @@ export class Framer {
 
   private askSink(frame: number): void {
     const want = this.sink.frameHead(this.prefix!, 0, this.prefixHave, this.frameSize, frame, false);
+    if (want === STREAM && this.sink.frameBytes !== undefined) {
+      this.streaming = this.prefixHave < this.frameSize;
+      this.state = SKIP;
+      return;
+    }
     if (want < 0) {
       this.refuse(NOT_KAFKA, frame, this.frameSize, this.prefix, this.prefixHave);
       return;
@@ -268,6 +289,7 @@ export class Framer {
   private finishFrame(frame: number, tsSec: number, tsNsec: number, complete = true): void {
     this.state = SIZE;
     this.sizeHave = 0;
+    this.streaming = false;
     // Keep a small prefix buffer for the next frame; drop a large one so idle connections stay small.
     if (this.prefix !== null && this.prefix.length > 1024) this.prefix = null;
     this.sink.frameEnd(frame, tsSec, tsNsec, complete);

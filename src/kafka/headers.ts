@@ -279,6 +279,20 @@ export function decodeResponseHeader(buf: Uint8Array, start: number, end: number
   return { correlationId, headerVersion: version, headerLength: r.pos - start };
 }
 
+/**
+ * The length of the response header of this version at buf[start, end): what decodeResponseHeader(...)
+ * .headerLength gives, read without building its result when the header has no fields but the
+ * correlation id and no tagged fields (every response header Kafka defines, as sent). Throws as it does.
+ */
+export function responseHeaderLength(buf: Uint8Array, start: number, end: number, version: number, p: Protocol = protocol()): number {
+  const plan = plans(p).response[version];
+  if (plan !== undefined && plan.fields.length === 0) {
+    if (!plan.flexible && end - start >= 4) return 4;
+    if (plan.flexible && end - start >= 5 && buf[start + 4] === 0) return 5;
+  }
+  return decodeResponseHeader(buf, start, end, version, p).headerLength;
+}
+
 /** Bytes of a response header of this version when its tagged fields are empty (the usual case). */
 export function responseHeaderBytes(version: number, p: Protocol = protocol()): number {
   const plan = plans(p).response[version];

@@ -12,6 +12,9 @@ export interface FrameHandlers {
   plausibleRequestStart(buf: Buffer, off: number, len: number): Plausibility;
   responseHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
   responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
+  /** The rest of a response the conversation streams (responseHead returned STREAM). */
+  responseBytes(buf: Buffer, off: number, len: number): void;
+  responseHole(): void;
   /** Resync of the broker stream: could a response start here? (`segmentStart`: a TCP segment began here.) */
   plausibleResponse(buf: Buffer, off: number, len: number, segmentStart: boolean): Plausibility;
   desync(from: 'client' | 'broker', skipped: number, reason: string, frame: number): void;
@@ -40,6 +43,12 @@ export class ResponseSink implements FrameSink {
   }
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
     this.c.responseEnd(frame, tsSec, tsNsec, complete);
+  }
+  frameBytes(buf: Buffer, off: number, len: number): void {
+    this.c.responseBytes(buf, off, len);
+  }
+  frameHole(): void {
+    this.c.responseHole();
   }
   plausibleStart(buf: Buffer, off: number, len: number, segmentStart: boolean): Plausibility {
     return this.c.plausibleResponse(buf, off, len, segmentStart);
