@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Bundles kcid: dist/cli/kcid.mjs, the command line bin/kcid loads (with the chunks beside it),
+ * Bundles kcid into three files: dist/cli/kcid.mjs, the command line bin/kcid loads,
  * dist/analysis/worker.mjs, the worker thread of --jobs, and dist/export/encoder-worker.mjs, the
  * thread that encodes Parquet. Run by `npm run build` after tsc has
  * type-checked the source.
@@ -15,7 +15,6 @@
  * Node's modules needs a real require in an ES module, hence the banner.
  */
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -32,20 +31,8 @@ const common = {
   banner: { js: "import { createRequire as kcidCreateRequire } from 'node:module';\nconst require = kcidCreateRequire(import.meta.url);" },
 };
 
-// The chunks' names change with their content: old ones must not linger (npm pack would ship them).
-rmSync(join(root, 'dist/cli'), { recursive: true, force: true });
-
 await Promise.all([
-  // Split: what only some commands need (Parquet, OTLP decoding, the HTML page, the other formats) is
-  // in chunks beside it, loaded by the import() that asks for it, so no run compiles what it never calls.
-  build({
-    ...common,
-    entryPoints: { kcid: join(root, 'src/cli/main.ts') },
-    outdir: join(root, 'dist/cli'),
-    splitting: true,
-    chunkNames: '[name]-[hash]',
-    outExtension: { '.js': '.mjs' },
-  }),
+  build({ ...common, entryPoints: [join(root, 'src/cli/main.ts')], outfile: join(root, 'dist/cli/kcid.mjs') }),
   // A worker thread of --jobs starts as quickly: one file too.
   build({ ...common, entryPoints: [join(root, 'src/analysis/worker.ts')], outfile: join(root, 'dist/analysis/worker.mjs') }),
   // The thread that encodes an export's Parquet (src/export/encoder.ts).

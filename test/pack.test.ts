@@ -4,7 +4,7 @@
  * with nothing from the checkout. `files` in package.json decides what it holds.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tmpDir } from './builder/capture.js';
@@ -18,12 +18,7 @@ describe('npm pack', () => {
     execFileSync('npm', ['pack', '--pack-destination', dir, '--ignore-scripts', '--silent'], { encoding: 'utf8' });
     const tarball = join(dir, `kcid-${VERSION}.tgz`);
     const listing = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter((l) => l !== '' && !l.endsWith('.map')).sort();
-    // The command line's chunks (scripts/bundle.mjs): exactly those the build wrote, none left from an older one.
-    const chunk = /^package\/dist\/cli\/(?!kcid\.mjs$)[\w-]+\.mjs$/;
-    const built = readdirSync('dist/cli').filter((f) => f !== 'kcid.mjs' && f.endsWith('.mjs')).map((f) => `package/dist/cli/${f}`).sort();
-    expect(listing.filter((l) => chunk.test(l))).toEqual(built);
-    expect(built.length).toBeGreaterThan(0);
-    expect(listing.filter((l) => !chunk.test(l))).toEqual(['package/README.md', 'package/bin/kcid', 'package/dist/analysis/worker.mjs', 'package/dist/cli/kcid.mjs', 'package/dist/export/encoder-worker.mjs', 'package/package.json']);
+    expect(listing).toEqual(['package/README.md', 'package/bin/kcid', 'package/dist/analysis/worker.mjs', 'package/dist/cli/kcid.mjs', 'package/dist/export/encoder-worker.mjs', 'package/package.json']);
     const prefix = join(dir, 'prefix');
     execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error', tarball], { cwd: dir, encoding: 'utf8', timeout: 240_000 });
     const bin = join(prefix, 'bin', 'kcid');
@@ -36,11 +31,5 @@ describe('npm pack', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(1);
     expect((JSON.parse(r.stdout) as { summary: { findings: Record<string, number> } }).summary.findings).toEqual({ error: 15, warning: 5, info: 2 });
-    // Parts loaded on demand from their chunks: the page, and the OTLP decoder of --bodies.
-    const page = spawnSync(bin, ['analyze', mix, '--format', 'html'], { cwd: empty, encoding: 'utf8' });
-    expect([page.status, page.stderr, page.stdout.startsWith('<!DOCTYPE html>')]).toEqual([1, '', true]);
-    const bodies = spawnSync(bin, ['requests', resolve('fixtures/ckjs-mock-telemetry.pcap'), '--bodies', '--format', 'ndjson'], { cwd: empty, encoding: 'utf8' });
-    expect([bodies.status, bodies.stderr]).toEqual([0, '']);
-    expect(bodies.stdout).toContain('"metrics":');
   }, 300_000);
 });

@@ -98,6 +98,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private currentResponseIsToken = false;
   /** A response larger than the prefix kept, whose ErrorCodes are scanned as its bytes pass (STREAM). */
   private responseScan: ErrorScan | null = null;
+  /** The scan such responses reuse, made at the first one. */
+  private streamScanner: ErrorScan | null = null;
   private readonly sasl = new SaslTokens();
   private firstClientByte = true;
   /** The connection is TLS: its bytes go through the session, whose plaintext comes back to the framers. */
@@ -549,7 +551,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
    * rest (STREAM). The prefix's codes, which the interpreter read, stand unless the scan reads the whole body.
    */
   private streamScan(plan: ErrorScanPlan, buf: Buffer, start: number, end: number, frameEnd: number): boolean {
-    const scan = new ErrorScan().reset(plan, frameEnd - start);
+    const scan = (this.streamScanner ??= new ErrorScan()).reset(plan, frameEnd - start);
     if (scan.feed(buf, start, end - start) !== SCANNING) return false;
     this.responseScan = scan;
     return true;
