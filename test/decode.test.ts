@@ -195,6 +195,25 @@ describe('responses larger than the prefix kcid keeps (64 KiB)', () => {
     expect(brief(r.findings)).toEqual([]);
   });
 
+  it('counts every partition ErrorCode of random large Fetch responses cut into random segment sizes', async () => {
+    let seed = 12;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed % n);
+    for (let round = 0; round < 6; round++) {
+      const n = 2 + next(12);
+      const parts = Array.from({ length: n }, (_, i) => ({ i, code: next(3) === 0 ? 1 + next(100) : 0, bytes: next(3) === 0 ? 0 : next(40_000) }));
+      const part = (p: (typeof parts)[number]) =>
+        concat(int32(p.i), int16(p.code), int64(100n), int64(100n), int64(0n), compactArray([], int8), int32(-1), compactBytes(new Uint8Array(p.bytes)), taggedFields());
+      const big = concat(int32(0), int16(0), int32(7), compactArray(['t'], (t) => concat(compactString(t), compactArray(parts, part), taggedFields())), taggedFields());
+      const s = new Scenario();
+      const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092', mss: 200 + next(3000) });
+      open(c, ID_A);
+      c.respond(c.request({ apiKey: K.Fetch, apiVersion: 12, clientInstanceId: ID_A, body: new Uint8Array(0) }), big);
+      const r = await analyzeScenario(s);
+      const errors = parts.filter((p) => p.code !== 0).length;
+      expect([big.length, r.instances.map((i) => [i.errorResponses, i.errors])]).toEqual([big.length, [[errors > 0 ? 1 : 0, errors]]]);
+    }
+  });
+
   it('a hole in the capture past the prefix stops the scan: the codes of the prefix stand', async () => {
     // Segment 70 (bytes 102,200-103,660 of the stream) lies inside partition 2's records.
     const r = await analyzeScenario(fetchScenario((i) => i === 70));

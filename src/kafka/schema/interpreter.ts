@@ -31,7 +31,7 @@
  * length before the bytes are known to be there (Kafka's own check: a count larger than the bytes left
  * is refused).
  */
-import { inRange, layoutFor, type FieldSchema, type MessageSchema, type ProtocolSchemas } from './model.js';
+import { holdsErrorCode, inRange, layoutFor, type FieldSchema, type MessageSchema, type ProtocolSchemas } from './model.js';
 import { summariseRecords, type RecordsSummary } from './records.js';
 import { requestHeaderVersion } from './registry.js';
 
@@ -79,13 +79,6 @@ export interface Decoded {
 export const MAX_TAPPED = 4096;
 const NO_CODES: readonly number[] = Object.freeze([]);
 let tapped: number[] = [];
-
-/** Does this field (or a struct below it) have an int16 ErrorCode in this version? */
-function holdsErrorCode(f: FieldSchema, version: number, depth = 0): boolean {
-  if (f.name === 'ErrorCode' && f.primitive === 'int16' && !f.isArray) return true;
-  if (f.struct === null || depth > 32) return false;
-  return f.struct.fields.some((g) => inRange(g.versions, version) && holdsErrorCode(g, version, depth + 1));
-}
 
 /** A malformed body: `path` ("TopicData[0].PartitionData[2].Records") and `problem`. */
 export class BodyError extends Error {

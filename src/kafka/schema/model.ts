@@ -192,6 +192,13 @@ export function layoutFor(m: MessageSchema, version: number): MessageLayout | nu
   return null;
 }
 
+/** Does this field (or a struct below it) have an int16 ErrorCode in this version? (The error tap and scan read them.) */
+export function holdsErrorCode(f: FieldSchema, version: number, depth = 0): boolean {
+  if (f.name === 'ErrorCode' && f.primitive === 'int16' && !f.isArray) return true;
+  if (f.struct === null || depth > 32) return false;
+  return f.struct.fields.some((g) => inRange(g.versions, version) && holdsErrorCode(g, version, depth + 1));
+}
+
 /** Kafka's JSON converter field names: the schema name with its first letter lower-cased. */
 export function lowerCamel(name: string): string {
   return name.length === 0 ? name : name[0]!.toLowerCase() + name.slice(1);

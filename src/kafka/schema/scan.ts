@@ -15,7 +15,7 @@
  * varints and tag checks), so a body the scan accepts is one the interpreter accepts, with the same
  * codes. It does not say why a body is malformed: a caller that needs that asks the interpreter.
  */
-import { inRange, layoutFor, type FieldSchema, type MessageSchema } from './model.js';
+import { holdsErrorCode, inRange, layoutFor, type FieldSchema, type MessageSchema } from './model.js';
 
 // Ops: each is its code, then its operands.
 /** n: skip n bytes (fixed-size fields, merged). */
@@ -93,12 +93,6 @@ function plainFields(fields: readonly FieldSchema[], version: number, flexible: 
 
 function taggedFields(fields: readonly FieldSchema[], version: number, flexible: boolean): FieldSchema[] {
   return flexible ? fields.filter((f) => inRange(f.versions, version) && f.tag !== null && inRange(f.taggedVersions, version)) : [];
-}
-
-function holdsErrorCode(f: FieldSchema, version: number, depth = 0): boolean {
-  if (f.name === 'ErrorCode' && f.primitive === 'int16' && !f.isArray) return true;
-  if (f.struct === null || depth > 32) return false;
-  return f.struct.fields.some((g) => inRange(g.versions, version) && holdsErrorCode(g, version, depth + 1));
 }
 
 function compileStruct(fields: readonly FieldSchema[], version: number, flexible: boolean, ops: number[], depth: number): void {
@@ -383,30 +377,12 @@ export class ErrorScan {
         case BYTES:
         case COMPACT_STRING:
         case COMPACT_BYTES: {
-          let n: number;
-          if (op === STRING) {
-            if (p + 2 > end) {
-              status = MALFORMED;
-              break run;
-            }
-            n = (((buf[p]! << 8) | buf[p + 1]!) << 16) >> 16;
-            p += 2;
-          } else if (op === BYTES) {
-            if (p + 4 > end) {
-              status = MALFORMED;
-              break run;
-            }
-            n = (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
-            p += 4;
-          } else {
-            const v = uvarintAt(buf, p);
-            if (v < 0) {
-              status = MALFORMED;
-              break run;
-            }
-            p = next;
-            n = v - 1;
+          const n = lengthAt(buf, p, end, op === STRING ? 2 : op === BYTES ? 4 : 0);
+          if (n === BAD_LENGTH) {
+            status = MALFORMED;
+            break run;
           }
+          p = next;
           const nullable = ops[pc + 1] === 1;
           pc += 2;
           if (n < 0) {
@@ -437,23 +413,12 @@ export class ErrorScan {
         }
         case ARRAY:
         case COMPACT_ARRAY: {
-          let n: number;
-          if (op === ARRAY) {
-            if (p + 4 > end) {
-              status = MALFORMED;
-              break run;
-            }
-            n = (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
-            p += 4;
-          } else {
-            const v = uvarintAt(buf, p);
-            if (v < 0) {
-              status = MALFORMED;
-              break run;
-            }
-            p = next;
-            n = v - 1;
+          const n = lengthAt(buf, p, end, op === ARRAY ? 4 : 0);
+          if (n === BAD_LENGTH) {
+            status = MALFORMED;
+            break run;
           }
+          p = next;
           const fixed = ops[pc + 2]!;
           const after = fixed >= 0 ? pc + 3 : pc + 4 + ops[pc + 3]!;
           if (n < 0) {
@@ -529,8 +494,27 @@ export class ErrorScan {
   }
 }
 
-/** Where the last uvarintAt ended. */
+/** Where the last uvarintAt or lengthAt ended. */
 let next = 0;
+
+/** What lengthAt gives for a length that runs past the body or a varint longer than 5 bytes. */
+const BAD_LENGTH = -0x80000001;
+
+/**
+ * A length or count on the wire at buf[p] (KIP-482): classic, an int16 (`width` 2: strings) or an
+ * int32 (4: bytes, records, arrays); compact (0), an unsigned varint of length + 1. -1 is null. Sets
+ * `next` past it.
+ */
+function lengthAt(buf: Uint8Array, p: number, end: number, width: 0 | 2 | 4): number {
+  if (width === 0) {
+    const v = uvarintAt(buf, p);
+    return v < 0 || next > end ? BAD_LENGTH : v - 1;
+  }
+  if (p + width > end) return BAD_LENGTH;
+  next = p + width;
+  if (width === 2) return (((buf[p]! << 8) | buf[p + 1]!) << 16) >> 16;
+  return (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
+}
 
 /** An unsigned varint of at most 5 bytes at buf[p] (Kafka's readUnsignedVarint), or -1 when longer; sets `next`. */
 function uvarintAt(buf: Uint8Array, p: number): number {
