@@ -176,6 +176,35 @@ describe('Framer', () => {
     expect([sink.streamed.length, sink.holes]).toEqual([96, 1]);
   });
 
+  it('large prefixes reused from the pool never mix the bytes of two connections', () => {
+    // Two framers keep whole frames of 2-20 KB (each byte its frame's own), their segments interleaved.
+    const opts = { ...OPTS, maxFrameBytes: 1 << 20, maxPrefixBytes: 1 << 20 };
+    const seen: string[] = [];
+    const whole = (name: string): FrameSink => ({
+      frameHead(buf, at, headLen, size) {
+        if (headLen < size) return size;
+        const body = buf.subarray(at, at + size);
+        seen.push(`${name}:${size}:${body.every((x) => x === (size & 0xff))}`);
+        return size;
+      },
+      frameEnd() {},
+      plausibleStart: () => IMPLAUSIBLE,
+      desync() {},
+    });
+    const a = new Framer(whole('a'), opts);
+    const b = new Framer(whole('b'), opts);
+    const sizes = [2000, 9000, 20000, 3000, 15000, 4096, 17000];
+    const stream = (k: number) => Buffer.concat(sizes.map((n, i) => frame(n + k + i, 0, (n + k + i) & 0xff).fill((n + k + i) & 0xff, 4)));
+    const sa = stream(1);
+    const sb = stream(2);
+    for (let at = 0; at < Math.max(sa.length, sb.length); at += 1448) {
+      if (at < sa.length) a.data(sa, at, Math.min(1448, sa.length - at), 1, 0, 0);
+      if (at < sb.length) b.data(sb, at, Math.min(1448, sb.length - at), 1, 0, 0);
+    }
+    expect(seen.filter((x) => x.startsWith('a')).map((x) => x.split(':').slice(1).join(':'))).toEqual(sizes.map((n, i) => `${n + 1 + i}:true`));
+    expect(seen.filter((x) => x.startsWith('b')).map((x) => x.split(':').slice(1).join(':'))).toEqual(sizes.map((n, i) => `${n + 2 + i}:true`));
+  });
+
   it('keeps sync across a gap inside a frame it is skipping', () => {
     const sink = new RecordingSink();
     const f = new Framer(sink, OPTS);
