@@ -26,7 +26,8 @@ import type { CaptureSummary, Finding } from '../analysis/types.js';
 import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
-import { RequestRows, RequestTable, requestJson, requestNdjson, type RequestRow } from '../report/requests.js';
+import { RequestRows, RequestTable, requestJson, type RequestRow } from '../report/requests.js';
+import { requestNdjson } from '../report/requests-ndjson.js';
 import { makeClock, TimeZoneError, type Clock, type TimeFormat } from '../report/clock.js';
 import type { Style } from '../report/style.js';
 import { activateProtocol, API_KEY, apiLabel } from '../kafka/protocol.js';
@@ -469,7 +470,7 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
         if (parquet !== null) {
           if (row.requestCaptured) parquet.add(row, us, i);
         } else show(row);
-      }, o.bodies === true, telemetry, parquet === null);
+      }, o.bodies !== true || parquet !== null ? false : o.format === 'table' ? 'summary' : 'json', telemetry, parquet === null);
       rows.captureStart = (us: number) => {
         startUs = us;
       };

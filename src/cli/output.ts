@@ -24,15 +24,15 @@ export class OutputClosed extends Error {
 }
 
 /**
- * Writes all of `text` to `fd` (a write may take only part). Node makes a pipe on standard output
- * non-blocking, so a full pipe answers EAGAIN: kcid waits for its reader ({@link untilReady}).
+ * Writes the first `length` bytes of `bytes` to `fd` (a write may take only part). Node makes a pipe
+ * on standard output non-blocking, so a full pipe answers EAGAIN: kcid waits for its reader
+ * ({@link untilReady}).
  */
-function writeAll(fd: number, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
+function writeAll(fd: number, bytes: Uint8Array, length = bytes.length): void {
   let at = 0;
-  while (at < bytes.length) {
+  while (at < length) {
     try {
-      at += untilReady(() => writeSync(fd, bytes, at));
+      at += untilReady(() => writeSync(fd, bytes, at, length - at));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EPIPE') throw new OutputClosed('standard output was closed');
       throw e;
@@ -46,8 +46,18 @@ export function writeProblem(e: unknown): string {
   return code === 'ENOENT' ? 'no such folder' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
 }
 
+/** Bytes gathered for one write to a descriptor. */
+const CHUNK_BYTES = 256 * 1024;
+
 export class Out {
+  /** Text for a stream without a descriptor (a terminal, a test's stream). */
   private buf = '';
+  /**
+   * For a descriptor: the text encoded as it comes, into one buffer written when full. Strings
+   * added up and encoded at the end make a rope that costs more to flatten than the encoding.
+   */
+  private bytes: Buffer | null = null;
+  private used = 0;
   /** Written directly: --output's file, or standard output's descriptor when it is a pipe or a file. */
   private readonly fd: number | null = null;
   /** The descriptor is --output's, closed at the end. */
@@ -86,16 +96,33 @@ export class Out {
   }
 
   write(s: string): void {
-    this.buf += s;
-    if (this.lineBuffered || this.buf.length >= 65536) this.flush();
+    if (this.fd === null) {
+      this.buf += s;
+      if (this.lineBuffered || this.buf.length >= 65536) this.flush();
+      return;
+    }
+    // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair, two units, is 4).
+    const most = s.length * 3;
+    if (this.bytes === null) this.bytes = Buffer.allocUnsafe(CHUNK_BYTES);
+    if (most > this.bytes.length - this.used) {
+      this.flush();
+      if (most > this.bytes.length) return writeAll(this.fd, Buffer.from(s, 'utf8'));
+    }
+    this.used += this.bytes.write(s, this.used, 'utf8');
+    if (this.lineBuffered) this.flush();
   }
 
   flush(): void {
+    if (this.fd !== null) {
+      if (this.used === 0) return;
+      const used = this.used;
+      this.used = 0;
+      return writeAll(this.fd, this.bytes!, used);
+    }
     if (this.buf.length === 0) return;
     const text = this.buf;
     this.buf = '';
-    if (this.fd !== null) writeAll(this.fd, text);
-    else this.stream.write(text);
+    this.stream.write(text);
   }
 
   close(): void {

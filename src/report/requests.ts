@@ -11,6 +11,7 @@ import { requestOwner } from '../analysis/owner.js';
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { apiName, errorLabel } from '../kafka/protocol.js';
 import { bodyJson } from '../kafka/secrets.js';
+import type { Struct } from '../kafka/schema/interpreter.js';
 import { errorSummary, requestSummary } from '../kafka/summary.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
 import { int } from '../kafka/fields.js';
@@ -50,22 +51,33 @@ export interface RequestRow {
   requestCaptured: boolean;
   /** `time` as µs since the epoch, for the tables' clocks (not written to JSON). */
   timeUs: number;
-  /**
-   * With --bodies: the decoded bodies as Kafka's JSON converters write them (JSON text, secrets hidden),
-   * null when there is none (no response, or a body that did not parse); a short summary for tables.
-   */
+  /** With --bodies: the decoded bodies, in the form the output asks for ({@link BodiesForm}). */
   bodies?: RowBodies;
 }
 
+/**
+ * What --bodies gives each row: 'json', the bodies as Kafka's JSON converters write them (NDJSON);
+ * 'summary', a few words on each (the table). A row carries only what its output shows.
+ */
+export type BodiesForm = 'json' | 'summary';
+
 export interface RowBodies {
+  /**
+   * 'json': the decoded bodies as Kafka's JSON converters write them (JSON text, secrets hidden),
+   * 'null' when there is none (no response, or a body that did not parse); 'summary': ''.
+   */
   request: string;
   response: string;
   /** False when a frame was larger than --max-body-bytes (or cut by the capture) and decoded as far as kept. */
   requestComplete: boolean;
   responseComplete: boolean;
+  /** 'summary': the request's topics, partitions, group and member, and its response's errors; 'json': ''. */
   summary: string;
   errors: string;
-  /** PushTelemetry: its metrics decoded, as JSON text (pushMetricsJson), when the row has telemetry decoding. */
+  /**
+   * PushTelemetry, when the row has telemetry decoding: its metrics decoded, as JSON text
+   * (pushMetricsJson) for 'json'; for 'summary' they are in `summary`.
+   */
   telemetry?: string;
 }
 
@@ -84,6 +96,8 @@ interface Pending {
   row: RequestRow;
   /** null for a response without its request. */
   request: KafkaRequest | null;
+  /** The response that answers it (kept for its body's JSON, written with the row). */
+  response: KafkaResponse | null;
   state: ConnState;
   ready: boolean;
   us: number;
@@ -116,8 +130,8 @@ export class RequestRows implements RequestObserver {
   constructor(
     private readonly input: number,
     private readonly emit: (row: RequestRow, s: ConnState, us: number) => void,
-    /** --bodies: each row carries its decoded request and response. */
-    private readonly bodies = false,
+    /** --bodies: each row carries its decoded request and response, in this form. */
+    private readonly bodies: BodiesForm | false = false,
     /** --bodies: PushTelemetry rows also carry their metrics, decoded (the analysis keeps those frames whole). */
     private readonly telemetry: RowTelemetry | null = null,
     /** Rows carry `time` as text (false: '', for a consumer that reads timeUs only, such as the Parquet export). */
@@ -151,9 +165,10 @@ export class RequestRows implements RequestObserver {
         input: this.input,
         requestCaptured: true,
         timeUs: us,
-        ...(this.bodies ? { bodies: requestBodies(r, this.telemetry) } : {}),
+        ...(this.bodies !== false ? { bodies: requestBodies(r, this.bodies, this.telemetry) } : {}),
       },
       request: r,
+      response: null,
       state: s,
       ready: !r.expectsResponse,
       us,
@@ -174,11 +189,11 @@ export class RequestRows implements RequestObserver {
     p.row.errorCode = r.errorCode;
     p.row.errorName = r.errorCode === null ? null : errorLabel(r.errorCode);
     p.row.latencyMs = Math.round(toMicros(r.tsSec, r.tsNsec) - p.us) / 1000;
-    if (p.row.bodies !== undefined) {
-      const h = r.request.header;
-      p.row.bodies.response = r.body === null ? 'null' : bodyJson('response', h.apiKey, h.apiVersion, r.body);
-      p.row.bodies.responseComplete = r.complete && r.bodyComplete;
-      p.row.bodies.errors = errorSummary(r.errorCodes);
+    const bodies = p.row.bodies;
+    if (bodies !== undefined) {
+      bodies.responseComplete = r.complete && r.bodyComplete;
+      if (this.bodies === 'json') p.response = r;
+      else bodies.errors = errorSummary(r.errorCodes);
     }
     p.ready = true;
     this.drain(p.us);
@@ -208,7 +223,7 @@ export class RequestRows implements RequestObserver {
       requestCaptured: false,
       timeUs: us,
     };
-    this.queue.push({ row, request: null, state: s, ready: true, us });
+    this.queue.push({ row, request: null, response: null, state: s, ready: true, us });
     this.drain(us);
   }
 
@@ -247,26 +262,40 @@ export class RequestRows implements RequestObserver {
       const owner = requestOwner(p.request.header.clientInstanceId, p.state.connectionId);
       if (owner !== null) p.row.clientInstanceId = uuidToBase64(owner);
     }
+    // The bodies' JSON is made as the row goes out: a row waiting for its answer (or for the rows
+    // before it) keeps the decoded bodies it holds anyway, not their text too.
+    const bodies = p.row.bodies;
+    if (this.bodies === 'json' && bodies !== undefined && p.request !== null) {
+      const h = p.request.header;
+      bodies.request = bodyText('request', h.apiKey, h.apiVersion, p.request.body);
+      if (p.response !== null) bodies.response = bodyText('response', h.apiKey, h.apiVersion, p.response.body);
+    }
     this.emit(p.row, p.state, p.us);
   }
 }
 
-function requestBodies(r: KafkaRequest, telemetry: RowTelemetry | null): RowBodies {
+function bodyText(kind: 'request' | 'response', apiKey: number, apiVersion: number, body: Struct | null): string {
+  return body === null ? 'null' : bodyJson(kind, apiKey, apiVersion, body);
+}
+
+/** A row's bodies as the request comes; the JSON texts are filled in as the row is written. */
+function requestBodies(r: KafkaRequest, form: BodiesForm, telemetry: RowTelemetry | null): RowBodies {
   const h = r.header;
+  const json = form === 'json';
   const bodies: RowBodies = {
-    request: r.body === null ? 'null' : bodyJson('request', h.apiKey, h.apiVersion, r.body),
-    response: 'null',
+    request: json ? 'null' : '',
+    response: json ? 'null' : '',
     requestComplete: r.complete && r.bodyComplete,
     responseComplete: true,
-    summary: requestSummary(h.apiKey, h.apiVersion, r.body),
+    summary: json ? '' : requestSummary(h.apiKey, h.apiVersion, r.body),
     errors: '',
   };
   // PushTelemetry's Metrics: decoded here, while the frame's blob is at hand (it is not kept for the row).
   if (telemetry !== null && h.apiKey === PUSH_TELEMETRY && r.body !== null && r.metricsBytes !== null) {
     const type = int(r.body, 'CompressionType') ?? 0;
     const result = telemetry.read(type, r.metricsBlob, r, telemetry.maxBytes);
-    bodies.telemetry = safeJson(pushMetricsJson(type, r.metricsBytes, result));
-    bodies.summary = [bodies.summary, pushMetricsSummary(type, r.metricsBytes, result)].filter((t) => t !== '').join('; ');
+    if (json) bodies.telemetry = safeJson(pushMetricsJson(type, r.metricsBytes, result));
+    else bodies.summary = [bodies.summary, pushMetricsSummary(type, r.metricsBytes, result)].filter((t) => t !== '').join('; ');
   }
   return bodies;
 }
@@ -278,21 +307,6 @@ const PUSH_TELEMETRY = 72;
 export function requestJson(row: RequestRow): Omit<RequestRow, 'timeUs' | 'bodies'> {
   const { timeUs: _timeUs, bodies: _bodies, ...rest } = row;
   return { ...rest, input: row.input + 1 };
-}
-
-/**
- * One JSON object per line, keys in a fixed order. With --bodies, `request` and `response` follow
- * (Kafka's JSON converter form), and `truncated` lists the bodies decoded only as far as kcid kept;
- * a PushTelemetry row has its metrics decoded between them, as `telemetry`.
- */
-export function requestNdjson(row: RequestRow): string {
-  const text = safeJson(requestJson(row));
-  const bodies = row.bodies;
-  if (bodies === undefined) return `${text}\n`;
-  const truncated = [...(bodies.requestComplete ? [] : ['request']), ...(bodies.responseComplete ? [] : ['response'])];
-  // bodyJson's text is terminal-safe as written (schema/json.ts), like safeJson's (the telemetry's).
-  const telemetry = bodies.telemetry === undefined ? '' : `,"telemetry":${bodies.telemetry}`;
-  return `${text.slice(0, -1)},"request":${bodies.request}${telemetry},"response":${bodies.response},"truncated":${JSON.stringify(truncated)}}\n`;
 }
 
 interface Column {

@@ -95,65 +95,94 @@ function plan(fields: readonly FieldSchema[], version: number, path: string, rep
   });
 }
 
-function element(kind: Kind, fields: readonly FieldPlan[] | null, v: Value): string {
-  if (v === null) return 'null';
+/** A compiled struct writer: a decoded struct's JSON text. */
+type Writer = (s: Struct) => string;
+
+/** An element of an array, or a field's value, as an expression of `x` (not null). */
+function valueCode(kind: Kind, writer: string): string {
   switch (kind) {
     case NUMBER:
-      return String(v);
+      return 'String(x)';
     case FLOAT:
       // NaN and the infinities are not JSON numbers: written as strings.
-      return Number.isFinite(v) ? String(v) : `"${String(v)}"`;
+      return '(Number.isFinite(x) ? String(x) : `"${String(x)}"`)';
     case BOOL:
-      return v === true ? 'true' : 'false';
+      return "(x === true ? 'true' : 'false')";
     case BIGINT:
       // int64 is exact: written from the bigint, never through a double.
-      return (v as bigint).toString();
+      return 'x.toString()';
     case STRING:
-      return jsonString(v as string);
+      return 'jsonString(x)';
     case UUID:
-      return `"${uuidToBase64(v as Uint8Array)}"`;
+      return '`"${uuidToBase64(x)}"`';
     case SIZE:
-      return String((v as { size: number }).size);
+      return 'String(x.size)';
     case STRUCT:
-      return struct(fields!, v as Struct);
+      return `${writer}(x)`;
   }
 }
 
-function struct(fields: readonly FieldPlan[], s: Struct): string {
-  let out = '{';
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i]!;
-    const v = s[f.name] as Value | undefined;
-    if (v === undefined) continue;
-    if (out.length > 1) out += ',';
-    if (v === null) out += `${f.nullKey}null`;
-    else if (f.replace !== undefined) out += f.key + f.replace;
+/**
+ * A struct's writer as straight-line code, as interpreter.ts compiles a struct's reader: one property
+ * read per field under its own name (each decoded struct's values share one hidden class, so every
+ * read site sees one shape), and the keys as constants. The generated text holds no schema text but
+ * field names and keys, written as JSON string literals; the nested structs' writers are passed in.
+ */
+function compile(fields: readonly FieldPlan[]): Writer {
+  const writers: Writer[] = [];
+  const lines: string[] = [];
+  for (const f of fields) {
+    let writer = '';
+    if (f.kind === STRUCT) {
+      writer = `w${writers.length}`;
+      writers.push(compile(f.fields!));
+    }
+    const lit = JSON.stringify;
+    lines.push(`v = s[${lit(f.name)}];`, 'if (v !== undefined) {', "  if (out.length !== 1) out += ',';");
+    lines.push(`  if (v === null) out += ${lit(`${f.nullKey}null`)};`);
+    if (f.replace !== undefined) lines.push(`  else out += ${lit(f.key + f.replace)};`);
     else if (f.isArray) {
-      const items = v as Value[];
-      out += `${f.key}[`;
-      for (let j = 0; j < items.length; j++) out += (j === 0 ? '' : ',') + element(f.kind, f.fields, items[j]!);
-      out += ']';
-    } else out += f.key + element(f.kind, f.fields, v);
+      lines.push(
+        `  else {`,
+        `    out += ${lit(`${f.key}[`)};`,
+        `    for (let j = 0; j < v.length; j++) {`,
+        `      const x = v[j];`,
+        `      if (j !== 0) out += ',';`,
+        `      out += x === null ? 'null' : ${valueCode(f.kind, writer)};`,
+        `    }`,
+        `    out += ']';`,
+        `  }`,
+      );
+    } else lines.push(`  else { const x = v; out += ${lit(f.key)} + ${valueCode(f.kind, writer)}; }`);
+    lines.push('}');
   }
-  return `${out}}`;
+  const body = `return function struct(s) {
+  let out = '{';
+  let v;
+  ${lines.join('\n  ')}
+  return out + '}';
+};`;
+  const params = writers.map((_, i) => `w${i}`);
+  const make = new Function('jsonString', 'uuidToBase64', ...params, body) as (...a: unknown[]) => Writer;
+  return make(jsonString, uuidToBase64, ...writers);
 }
 
-/** Compiled plans per message, version and replacement map (the replacements are fixed per API). */
-const plans = new WeakMap<MessageSchema, Map<number, WeakMap<object, FieldPlan[]>>>();
+/** Compiled writers per message, version and replacement map (the replacements are fixed per API). */
+const writers = new WeakMap<MessageSchema, Map<number, WeakMap<object, Writer>>>();
 const NO_REPLACEMENTS: ReadonlyMap<string, string> = new Map();
 
-function planFor(message: MessageSchema, version: number, replace: ReadonlyMap<string, string>): FieldPlan[] {
-  let byVersion = plans.get(message);
-  if (byVersion === undefined) plans.set(message, (byVersion = new Map()));
+function writerFor(message: MessageSchema, version: number, replace: ReadonlyMap<string, string>): Writer {
+  let byVersion = writers.get(message);
+  if (byVersion === undefined) writers.set(message, (byVersion = new Map()));
   let byReplace = byVersion.get(version);
   if (byReplace === undefined) byVersion.set(version, (byReplace = new WeakMap()));
-  let fields = byReplace.get(replace);
-  if (fields === undefined) {
+  let writer = byReplace.get(replace);
+  if (writer === undefined) {
     const layout = layoutFor(message, version);
     if (!layout) throw new RangeError(`${message.name} has no version ${version}`);
-    byReplace.set(replace, (fields = plan(layout.fields, version, '', replace.size === 0 ? undefined : replace)));
+    byReplace.set(replace, (writer = compile(plan(layout.fields, version, '', replace.size === 0 ? undefined : replace))));
   }
-  return fields;
+  return writer;
 }
 
 /**
@@ -162,7 +191,7 @@ function planFor(message: MessageSchema, version: number, replace: ReadonlyMap<s
  * terminal-safe as safeJson's is (base/json-text.ts): wire strings and the schema's names alike.
  */
 export function toKafkaJson(value: Struct, message: MessageSchema, version: number, options: JsonOptions = {}): string {
-  return struct(planFor(message, version, options.replace ?? NO_REPLACEMENTS), value);
+  return writerFor(message, version, options.replace ?? NO_REPLACEMENTS)(value);
 }
 
 /**

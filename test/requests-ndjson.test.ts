@@ -1,0 +1,175 @@
+/**
+ * The NDJSON row writer of `kcid requests` (src/report/requests-ndjson.ts) writes each line as text,
+ * with its keys as literals. It is held here to the bytes of the form it replaced,
+ * safeJson(requestJson(row)) with the bodies spliced in: on every row of every fixture (with and
+ * without --bodies) and on rows made to be hard (control characters, terminal escapes, non-ASCII,
+ * nulls, numbers JSON writes oddly). The cached ISO times (base/time.ts) and the byte buffer of
+ * cli/output.ts are held to what they replaced too.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { analyzeInput } from '../src/analysis/run.js';
+import { safeJson } from '../src/base/json-text.js';
+import { isoMicros, isoMicrosByDate } from '../src/base/time.js';
+import { Out } from '../src/cli/output.js';
+import { requestNdjson } from '../src/report/requests-ndjson.js';
+import { RequestRows, requestJson, type BodiesForm, type RequestRow } from '../src/report/requests.js';
+import { readPushMetrics } from '../src/telemetry/index.js';
+import { tmpDir } from './builder/capture.js';
+import { DEFAULTS } from './helpers.js';
+
+/** The line as kcid wrote it before the writer: the row object serialised, then the bodies spliced in. */
+function reference(row: RequestRow): string {
+  const text = safeJson(requestJson(row));
+  const bodies = row.bodies;
+  if (bodies === undefined) return `${text}\n`;
+  const truncated = [...(bodies.requestComplete ? [] : ['request']), ...(bodies.responseComplete ? [] : ['response'])];
+  const telemetry = bodies.telemetry === undefined ? '' : `,"telemetry":${bodies.telemetry}`;
+  return `${text.slice(0, -1)},"request":${bodies.request}${telemetry},"response":${bodies.response},"truncated":${JSON.stringify(truncated)}}\n`;
+}
+
+async function rowsOf(file: string, bodies: BodiesForm | false, maxBodyBytes?: number): Promise<RequestRow[]> {
+  const rows: RequestRow[] = [];
+  const observer = new RequestRows(0, (row) => rows.push(row), bodies, bodies === false ? null : { read: readPushMetrics, maxBytes: 16 << 20 });
+  const keys = file.replace(/\.pcap(ng)?$/, '.keys');
+  const tlsKeylogs = readdirSync('fixtures').includes(keys.slice('fixtures/'.length)) ? [keys] : [];
+  await analyzeInput(file, 0, { ...DEFAULTS, kafkaPorts: new Set([9092, 9093]), tlsKeylogs, telemetry: 'off', ...(bodies === false ? {} : { maxBodyBytes: maxBodyBytes ?? 8 << 20 }) }, () => {}, observer);
+  observer.finish();
+  return rows;
+}
+
+const FIXTURES = readdirSync('fixtures')
+  .filter((f) => /\.pcap(ng)?(\.gz)?$/.test(f))
+  .map((f) => join('fixtures', f));
+
+const ROW: RequestRow = {
+  frame: 4,
+  time: '2026-12-01T02:34:09.268335Z',
+  client: '[2001:db8::1]:45988',
+  broker: '10.0.0.2:9092',
+  apiKey: 0,
+  apiName: 'Produce',
+  apiVersion: 7,
+  headerVersion: 1,
+  correlationId: 3,
+  clientId: 'kcid-producer',
+  clientInstanceId: 'ASNFZ4mrze8BI0VniavN7w',
+  otherTags: [],
+  responseFrame: 5,
+  errorCode: 0,
+  errorName: 'NONE (0)',
+  latencyMs: 0.043,
+  input: 0,
+  requestCaptured: true,
+  timeUs: 1_796_092_449_268_335,
+};
+
+describe('requestNdjson', () => {
+  it('writes a row with its keys in order, input counted from 1 and no timeUs', () => {
+    expect(requestNdjson(ROW)).toBe(
+      '{"frame":4,"time":"2026-12-01T02:34:09.268335Z","client":"[2001:db8::1]:45988","broker":"10.0.0.2:9092","apiKey":0,"apiName":"Produce",' +
+        '"apiVersion":7,"headerVersion":1,"correlationId":3,"clientId":"kcid-producer","clientInstanceId":"ASNFZ4mrze8BI0VniavN7w","otherTags":[],' +
+        '"responseFrame":5,"errorCode":0,"errorName":"NONE (0)","latencyMs":0.043,"input":1,"requestCaptured":true}\n',
+    );
+  });
+
+  it('escapes a hostile ClientId as safeJson does: C0 and C1 controls, DEL, quotes, bidi and zero-width characters', () => {
+    const clientId = 'a"b\\c\u0000\u001b[31m\u007f\u009b\u061c\u200b\u2028\u202e\u2066\ufeff\ud800 é日本😀';
+    const row = { ...ROW, clientId };
+    expect(requestNdjson(row)).toBe(reference(row));
+    expect(requestNdjson(row)).toContain(
+      '"clientId":"a\\"b\\\\c\\u0000\\u001b[31m\\u007f\\u009b\\u061c\\u200b\\u2028\\u202e\\u2066\\ufeff\\ud800 é日本😀"',
+    );
+  });
+
+  it('writes nulls, tags, odd numbers and a response without its request as JSON.stringify would', () => {
+    const rows: RequestRow[] = [
+      { ...ROW, apiKey: null, apiName: null, apiVersion: null, headerVersion: null, clientId: null, clientInstanceId: null, responseFrame: null, errorCode: null, errorName: null, latencyMs: null, requestCaptured: false },
+      { ...ROW, otherTags: [{ tag: 1, size: 0 }, { tag: 4096, size: 70_000 }] },
+      { ...ROW, frame: Number.MAX_SAFE_INTEGER, correlationId: -2_147_483_648, latencyMs: 1e21, input: 9 },
+      { ...ROW, latencyMs: -0, errorCode: -1, errorName: 'UNKNOWN_SERVER_ERROR (-1)' },
+      { ...ROW, latencyMs: NaN, responseFrame: Infinity },
+      { ...ROW, latencyMs: 1234567.891, time: '@9000000000000000000us' },
+    ];
+    for (const row of rows) expect(requestNdjson(row)).toBe(reference(row));
+    expect(requestNdjson(rows[1]!)).toContain('"otherTags":[{"tag":1,"size":0},{"tag":4096,"size":70000}]');
+    expect(requestNdjson(rows[2]!)).toContain('"frame":9007199254740991,');
+    expect(requestNdjson(rows[2]!)).toContain('"latencyMs":1e+21,"input":10,');
+    expect(requestNdjson(rows[3]!)).toContain('"latencyMs":0,');
+    expect(requestNdjson(rows[4]!)).toContain('"responseFrame":null,');
+    expect(requestNdjson(rows[4]!)).toContain('"latencyMs":null,');
+  });
+
+  it('splices the bodies in: request, telemetry, response, then which were cut', () => {
+    const bodies = { request: '{"acks":-1,"timeoutMs":30000}', response: 'null', requestComplete: true, responseComplete: true, summary: '', errors: '' };
+    const cases: [RequestRow, string][] = [
+      [{ ...ROW, bodies }, ',"request":{"acks":-1,"timeoutMs":30000},"response":null,"truncated":[]}\n'],
+      [{ ...ROW, bodies: { ...bodies, requestComplete: false } }, ',"response":null,"truncated":["request"]}\n'],
+      [{ ...ROW, bodies: { ...bodies, responseComplete: false } }, ',"response":null,"truncated":["response"]}\n'],
+      [{ ...ROW, bodies: { ...bodies, requestComplete: false, responseComplete: false } }, ',"truncated":["request","response"]}\n'],
+      [{ ...ROW, bodies: { ...bodies, request: '{}', telemetry: '{"compression":"none"}' } }, ',"request":{},"telemetry":{"compression":"none"},"response":null,"truncated":[]}\n'],
+    ];
+    for (const [row, end] of cases) {
+      expect(requestNdjson(row)).toBe(reference(row));
+      expect(requestNdjson(row).endsWith(end)).toBe(true);
+    }
+  });
+
+  it.each(FIXTURES)('writes every row of %s as before, with and without bodies', async (file) => {
+    let rows = 0;
+    for (const [form, max] of [[false, undefined], ['json', undefined], ['json', 100]] as const) {
+      for (const row of await rowsOf(file, form, max)) {
+        expect(requestNdjson(row)).toBe(reference(row));
+        rows++;
+      }
+    }
+    expect(rows).toBeGreaterThan(0);
+  });
+
+  it('leaves the JSON out of table rows and the summary out of NDJSON rows', async () => {
+    const produce = (rows: RequestRow[]) => rows.find((r) => r.apiName === 'Produce')!.bodies!;
+    const json = produce(await rowsOf('fixtures/kcat-mock-produce.pcap', 'json'));
+    const summary = produce(await rowsOf('fixtures/kcat-mock-produce.pcap', 'summary'));
+    expect(json).toMatchObject({ summary: '', errors: '' });
+    expect(json.request.startsWith('{"transactionalId":null,"acks":-1,')).toBe(true);
+    expect(summary).toMatchObject({ request: '', response: '', summary: 'kcid-fixture[1]' });
+  });
+});
+
+describe('isoMicros', () => {
+  it('gives what Date gives, second by second and across seconds, days and years', () => {
+    const starts = [0, 1_796_092_449_268_335, 1_796_092_449_999_998, 253_402_300_799_999_000, -1, -62_135_596_800_000_000, -62_167_219_200_000_001];
+    for (const start of starts) {
+      for (let i = 0; i < 2000; i++) {
+        const us = start + i * 997;
+        expect(isoMicros(us)).toBe(isoMicrosByDate(us));
+      }
+    }
+    expect(isoMicros(1_796_092_449_268_335)).toBe('2026-12-01T02:34:09.268335Z');
+    expect(isoMicros(1_796_092_449_000_007)).toBe('2026-12-01T02:34:09.000007Z');
+    expect(isoMicros(-1)).toBe('1969-12-31T23:59:59.999999Z');
+  });
+
+  it('keeps the old text for times outside plain ISO: expanded years, fractions of a µs, times Date cannot hold', () => {
+    for (const us of [253_402_300_800_000_000, 253_402_300_800_000_001, 1_796_092_449_268_335.5, -62_198_755_200_000_000, 9e18, -9e18, NaN, Infinity]) {
+      isoMicros(us - 1);
+      expect(isoMicros(us)).toBe(isoMicrosByDate(us));
+    }
+    expect(isoMicros(253_402_300_800_000_000)).toBe('+010000-01-01T00:00:00.000Z');
+    expect(isoMicros(9e18)).toBe('@9000000000000000000us');
+  });
+});
+
+describe('Out into a file', () => {
+  it('writes the same bytes whatever the sizes of the writes: multi-byte text across chunks, and one write larger than a chunk', () => {
+    const file = join(tmpDir(), 'out.txt');
+    const out = new Out({ write: () => true }, file);
+    const pieces: string[] = [];
+    for (let i = 0; i < 30_000; i++) pieces.push(i % 7 === 0 ? `é日本😀${i}\n` : `{"row":${i},"text":"${'x'.repeat(i % 50)}"}\n`);
+    pieces.push('y'.repeat(1_000_000), '\ud800 lone\n');
+    for (const p of pieces) out.write(p);
+    out.close();
+    expect(readFileSync(file)).toEqual(Buffer.from(pieces.join(''), 'utf8'));
+  });
+});
