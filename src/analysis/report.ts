@@ -6,10 +6,9 @@ import { groupInstances, type InstanceModel } from './instances.js';
 import { REPORT_RULES, ruleById, TELEMETRY_RULES } from './rules/index.js';
 import { telemetryConversations, type TelemetryConversation } from './telemetry-conversations.js';
 import { makeFinding } from './finding.js';
+import { API_KEY } from '../kafka/protocol.js';
 import { SEVERITIES, type CaptureSummary, type ConnectionSummary, type Finding, type Severity } from './types.js';
 
-const GET_TELEMETRY_SUBSCRIPTIONS = 71;
-const PUSH_TELEMETRY = 72;
 
 /** A rule's severity as configured: one of the three, or 'off' to drop its findings. */
 export type SeveritySetting = Severity | 'off';
@@ -82,7 +81,7 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
           timeUs: e.timeUs,
           client: e.client,
           broker: e.broker,
-          apiKey: e.kind === 'push' ? PUSH_TELEMETRY : GET_TELEMETRY_SUBSCRIPTIONS,
+          apiKey: e.kind === 'push' ? API_KEY.PushTelemetry : API_KEY.GetTelemetrySubscriptions,
           apiVersion: e.apiVersion,
           correlationId: e.correlationId,
           clientInstanceId: e.instanceId,

@@ -6,9 +6,7 @@
  * and its blob copied out. The two functions below are the only places that know about it.
  */
 import { Reader } from './reader.js';
-
-/** API key of PushTelemetry (KIP-714). */
-const PUSH_TELEMETRY = 72;
+import { API_KEY } from './protocol.js';
 /** The prefix first asked for, then at least four times what arrived. */
 const FIRST_STEP = 64 * 1024;
 
@@ -18,7 +16,7 @@ const FIRST_STEP = 64 * 1024;
  * larger than the bound: then the blob is only sized).
  */
 export function keptTelemetryPrefix(apiKey: number, headLen: number, size: number, keepBytes: number): number | null {
-  if (apiKey !== PUSH_TELEMETRY || keepBytes <= 0 || size > keepBytes) return null;
+  if (apiKey !== API_KEY.PushTelemetry || keepBytes <= 0 || size > keepBytes) return null;
   return Math.min(size, Math.max(FIRST_STEP, headLen * 4));
 }
 

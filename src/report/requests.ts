@@ -9,7 +9,7 @@ import type { RequestObserver } from '../analysis/analyzer.js';
 import type { ConnState } from '../analysis/connection-state.js';
 import { requestOwner } from '../analysis/owner.js';
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
-import { apiName, errorLabel } from '../kafka/protocol.js';
+import { API_KEY, apiName, errorLabel } from '../kafka/protocol.js';
 import { bodyJson } from '../kafka/secrets.js';
 import type { Struct } from '../kafka/schema/interpreter.js';
 import { errorSummary, requestSummary } from '../kafka/summary.js';
@@ -291,7 +291,7 @@ function requestBodies(r: KafkaRequest, form: BodiesForm, telemetry: RowTelemetr
     errors: '',
   };
   // PushTelemetry's Metrics: decoded here, while the frame's blob is at hand (it is not kept for the row).
-  if (telemetry !== null && h.apiKey === PUSH_TELEMETRY && r.body !== null && r.metricsBytes !== null) {
+  if (telemetry !== null && h.apiKey === API_KEY.PushTelemetry && r.body !== null && r.metricsBytes !== null) {
     const type = int(r.body, 'CompressionType') ?? 0;
     const result = telemetry.read(type, r.metricsBlob, r, telemetry.maxBytes);
     if (json) bodies.telemetry = safeJson(pushMetricsJson(type, r.metricsBytes, result));
@@ -300,8 +300,6 @@ function requestBodies(r: KafkaRequest, form: BodiesForm, telemetry: RowTelemetr
   return bodies;
 }
 
-/** API key of PushTelemetry (KIP-714). */
-const PUSH_TELEMETRY = 72;
 
 /** A row as JSON shows it: `input` counted from 1 (as the tables number inputs), no `timeUs`. */
 export function requestJson(row: RequestRow): Omit<RequestRow, 'timeUs' | 'bodies'> {
