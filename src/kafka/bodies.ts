@@ -11,7 +11,7 @@
  */
 import { BodyError, compileDecoder, runDecoder, type Decoder, type Struct } from './schema/interpreter.js';
 import { errorScanPlan, type ErrorScanPlan } from './schema/scan.js';
-import { inRange, layoutFor, type FieldSchema, type MessageSchema } from './schema/model.js';
+import { FIXED_SIZE, inRange, layoutFor, type FieldSchema, type MessageSchema } from './schema/model.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { int } from './fields.js';
 import { EMPTY_LIST } from '../base/lists.js';
@@ -61,9 +61,6 @@ export function errorCodePaths(m: MessageSchema, version: number): string[] {
   if (layout !== null) walk(layout.fields, '');
   return out;
 }
-
-/** Bytes of the fixed-size primitives (the rest are length-prefixed or varints). */
-const FIXED_SIZE: Readonly<Record<string, number>> = { bool: 1, int8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, float64: 8, uuid: 16 };
 
 /**
  * Byte offset of a message version's top-level ErrorCode from the start of its body, read from the

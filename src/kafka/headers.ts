@@ -7,7 +7,7 @@
 import { isUtf8 } from 'node:buffer';
 import { protocol, type Protocol } from './protocol.js';
 import { DecodeError, Reader } from './reader.js';
-import { inRange, layoutFor, SchemaError, type MessageSchema } from './schema/model.js';
+import { FIXED_SIZE, inRange, layoutFor, SchemaError, type MessageSchema } from './schema/model.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import { type HeaderProblem, type RequestHeader, type ResponseHeaderInfo, type TaggedFieldRef } from './types.js';
 
@@ -41,8 +41,6 @@ interface HeaderPlans {
   /** What kcid reads of a request whose key or version it does not know: the lowest version with ClientId. */
   unknown: HeaderPlan;
 }
-
-const FIXED_SIZE: Partial<Record<string, number>> = { int8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, float64: 8, uuid: 16, bool: 1 };
 
 /** The fields every request header starts with, read by the decoder itself. */
 const COMMON_REQUEST_FIELDS = ['RequestApiKey', 'RequestApiVersion', 'CorrelationId'];

@@ -192,6 +192,9 @@ export function layoutFor(m: MessageSchema, version: number): MessageLayout | nu
   return null;
 }
 
+/** Bytes of the fixed-size primitives on the wire (the others are length-prefixed or varints). */
+export const FIXED_SIZE: Readonly<Partial<Record<string, number>>> = { bool: 1, int8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, float64: 8, uuid: 16 };
+
 /** Does this field (or a struct below it) have an int16 ErrorCode in this version? (The error tap and scan read them.) */
 export function holdsErrorCode(f: FieldSchema, version: number, depth = 0): boolean {
   if (f.name === 'ErrorCode' && f.primitive === 'int16' && !f.isArray) return true;

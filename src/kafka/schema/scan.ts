@@ -15,7 +15,8 @@
  * varints and tag checks), so a body the scan accepts is one the interpreter accepts, with the same
  * codes. It does not say why a body is malformed: a caller that needs that asks the interpreter.
  */
-import { holdsErrorCode, inRange, layoutFor, type FieldSchema, type MessageSchema } from './model.js';
+import { FIXED_SIZE, holdsErrorCode, inRange, layoutFor, type FieldSchema, type MessageSchema } from './model.js';
+import { MAX_TAPPED } from './interpreter.js';
 
 // Ops: each is its code, then its operands.
 /** n: skip n bytes (fixed-size fields, merged). */
@@ -44,14 +45,9 @@ const NULLABLE_STRUCT = 10;
  */
 const TAGS = 11;
 
-/** Error codes kept per scan at most (as the interpreter's MAX_TAPPED). */
-export const MAX_SCANNED = 4096;
-
 export interface ErrorScanPlan {
   readonly ops: Int32Array;
 }
-
-const FIXED: Readonly<Record<string, number>> = { bool: 1, int8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, float64: 8, uuid: 16 };
 
 class Unsupported extends Error {}
 
@@ -136,7 +132,7 @@ function compilePrimitive(f: FieldSchema, compact: boolean, nullable: number, op
     ops.push(ERROR, top ? 1 : 0);
     return;
   }
-  const size = FIXED[p];
+  const size = FIXED_SIZE[p];
   if (size !== undefined) ops.push(SKIP, size);
   else if (p === 'varint') ops.push(VARINT);
   else if (p === 'varlong') ops.push(VARLONG);
@@ -206,7 +202,7 @@ export class ErrorScan {
   status: ScanStatus = SCANNING;
   /** The top-level ErrorCode, when the version has one and it was read. */
   topErrorCode: number | null = null;
-  /** Every non-zero ErrorCode read, in wire order (at most MAX_SCANNED). */
+  /** Every non-zero ErrorCode read, in wire order (at most MAX_TAPPED, as the interpreter's tap). */
   readonly codes: number[] = [];
   /** Body bytes consumed (a skip may run ahead of the bytes fed: skipLeft). */
   private at = 0;
@@ -369,7 +365,7 @@ export class ErrorScan {
           const v = (((buf[p]! << 8) | buf[p + 1]!) << 16) >> 16;
           p += 2;
           if (ops[pc + 1] === 1) this.topErrorCode = v;
-          if (v !== 0 && this.codes.length < MAX_SCANNED) this.codes.push(v);
+          if (v !== 0 && this.codes.length < MAX_TAPPED) this.codes.push(v);
           pc += 2;
           break;
         }
