@@ -6,7 +6,7 @@
 import type { Direction, Endpoint, StreamHandler, TcpConnection } from '../tcp/types.js';
 import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, STREAM, type FrameSink, type Plausibility } from './framer.js';
 import { DecodeError } from './reader.js';
-import { decodeRequestHeader, decodeResponseHeader, responseHeaderLength } from './headers.js';
+import { decodeRequestHeader, responseHeaderLength } from './headers.js';
 import { ErrorScan, SCANNED, SCANNING, type ErrorScanPlan } from './schema/scan.js';
 import type { RequestHeader } from './types.js';
 import { keptTelemetryPrefix, pushTelemetryMetrics, pushTelemetryMetricsSize } from './telemetry-frame.js';
@@ -530,7 +530,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
           if (e instanceof BodyError) {
             bodyError = e.message;
             if (this.full) {
-              const start = at + decodeResponseHeader(head, at, at + headLen, headerVersion, p).headerLength;
+              const start = at + responseHeaderLength(head, at, at + headLen, headerVersion, p);
               const some = this.selective('response', apiKey, apiVersion, head, start, at + headLen, at + size);
               if (some !== null) {
                 codes = some.errorCodes;

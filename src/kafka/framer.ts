@@ -23,7 +23,7 @@ export interface FrameSink {
    * before being called again), -1 to reject the frame as not a frame (out of sync), or {@link STREAM}
    * for the rest of the frame's bytes, as they pass, by frameBytes (nothing kept).
    * `final`: no more bytes of this frame's prefix will come (the capture misses them); the sink
-   * decodes what it can from `head` and the framer ignores the answer.
+   * decodes what it can from the bytes given and the framer ignores the answer.
    */
   frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
   /** After STREAM: the frame's next bytes, at buf[off, off + len), valid during the call only. */
@@ -246,9 +246,10 @@ export class Framer {
 
   /**
    * A frame of `size` bytes whose every byte is in `buf` from `at`: given to the sink where it lies, with
-   * nothing copied (not even a view: a Buffer view costs more than decoding a small frame) (the sink copies what it keeps, as it must from the prefix buffer, which the next
-   * frame reuses). Returns where the stream goes on: after the frame, or at its first byte when the
-   * sink refuses it, to be scanned for the next frame start as the slow path would scan it.
+   * nothing copied, not even a view (making a Buffer view costs more than decoding a small frame). The
+   * sink copies what it keeps, as it must from the prefix buffer, which the next frame reuses. Returns
+   * where the stream goes on: after the frame, or at its first byte when the sink refuses it, to be
+   * scanned for the next frame start as the slow path would scan it.
    */
   private wholeFrame(buf: Buffer, at: number, size: number, frame: number, tsSec: number, tsNsec: number): number {
     if (this.sink.frameHead(buf, at, size, size, frame, false) < 0) {
