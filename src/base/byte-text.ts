@@ -74,7 +74,7 @@ export class ByteText {
       this.pos = at;
       return;
     }
-    this.buf.set(src.subarray(from, to), this.pos);
+    this.buf.set(from === 0 && to === src.length ? src : src.subarray(from, to), this.pos);
     this.pos += n;
   }
 
@@ -104,10 +104,41 @@ export class ByteText {
     }
   }
 
-  /** The bytes written from `from`, as a copy of their own (the buffer is reused). */
-  copy(from = 0): Uint8Array {
-    const c = new Uint8Array(this.pos - from);
-    c.set(this.buf.subarray(from, this.pos));
-    return c;
+}
+
+/**
+ * Byte pieces kept for a while (a row's bodies, until the row is written), copied into shared slabs
+ * and handed out as views of them: a typed array of its own per piece is an allocation outside the
+ * heap, which cost more than the copy (1 µs a piece). A slab lives while a view of it does; pieces
+ * are kept in the order they come and let go in about that order, so the slabs alive are those
+ * written since the oldest piece still held.
+ */
+export class ByteArena {
+  private slab: Uint8Array;
+  private pos = 0;
+
+  constructor(private readonly slabSize = 1024 * 1024) {
+    this.slab = new Uint8Array(slabSize);
+  }
+
+  /** A copy of src[from, to) that stays as it is. */
+  keep(src: Uint8Array, from: number, to: number): Uint8Array {
+    const n = to - from;
+    if (n > this.slab.length - this.pos) {
+      // A large piece gets a buffer of its own, rather than most of a slab.
+      if (n > this.slabSize >>> 3) {
+        const own = new Uint8Array(n);
+        own.set(src.subarray(from, to));
+        return own;
+      }
+      this.slab = new Uint8Array(this.slabSize);
+      this.pos = 0;
+    }
+    const slab = this.slab;
+    const at = this.pos;
+    if (n < 64) for (let i = 0; i < n; i++) slab[at + i] = src[from + i]!;
+    else slab.set(src.subarray(from, to), at);
+    this.pos = at + n;
+    return new Uint8Array(slab.buffer, at, n);
   }
 }

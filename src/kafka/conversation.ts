@@ -14,7 +14,7 @@ import { BodyError, decodeBody, errorScanFor, readsBody, type DecodedBody } from
 import { int, str, type Struct } from './fields.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
-import { ByteText } from '../base/byte-text.js';
+import { ByteArena, ByteText } from '../base/byte-text.js';
 import { bodyJson as bodyJsonText } from './secrets.js';
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
@@ -81,8 +81,9 @@ const MIN_RESPONSE_BYTES = 4;
 const DEFAULT_MAX_PENDING = 1024;
 /** The scan of responses read whole: one serves them all (decoding is synchronous). */
 const WHOLE_SCAN = new ErrorScan();
-/** Where --bodies' JSON is written before it is copied out for its event (decoding is synchronous). */
+/** Where --bodies' JSON is written (decoding is synchronous), before it is kept for its event in JSON_KEPT. */
 const JSON_SCRATCH = new ByteText(64 * 1024);
+const JSON_KEPT = new ByteArena();
 
 export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner {
   client: Endpoint;
@@ -465,7 +466,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     if (value === null) return null;
     out.pos = 0;
     out.utf8(bodyJsonText(kind, key, version, value, p));
-    return out.copy();
+    return JSON_KEPT.keep(out.buf, 0, out.pos);
   }
 
   private requestNote(kind: 'unknown-api' | 'removed-version' | 'malformed-body', frame: number, header: RequestHeader, message: string): void {
