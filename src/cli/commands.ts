@@ -28,6 +28,7 @@ import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { RequestRows, RequestTable, requestJson, type RequestRow } from '../report/requests.js';
 import { writeRequestNdjson } from '../report/requests-ndjson.js';
+import { defaultLanes, laneRows, LANE_MIN_BYTES } from '../report/lanes.js';
 import { makeClock, TimeZoneError, type Clock, type TimeFormat } from '../report/clock.js';
 import type { Style } from '../report/style.js';
 import { activateProtocol, API_KEY, apiLabel } from '../kafka/protocol.js';
@@ -465,8 +466,34 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   };
   let kept = 0;
   let orphans = 0;
+  // NDJSON of a large file: lanes on several cores (report/lanes.ts), the same bytes as one thread.
+  const lanes = o.format === 'ndjson' && !follow ? (o.jobs === undefined ? defaultLanes() : parseJobs(o.jobs)) : 1;
   try {
     for (const [i, file] of captures.entries()) {
+      // --jobs N asks for lanes whatever the size; by default a small file is read on this thread.
+      // Each lane reads the file itself: a regular file only (not stdin, a pipe or a device).
+      const size = lanes > 1 && file !== '-' ? regularFileSize(file) : null;
+      if (size !== null && (o.jobs !== undefined || size >= LANE_MIN_BYTES)) {
+        progress?.start(file);
+        const n = await laneRows({
+          file,
+          input: i,
+          lanes,
+          opts,
+          filters,
+          bodies: o.bodies === true ? 'json' : false,
+          telemetryMaxBytes: telemetry === null ? null : telemetry.maxBytes,
+          write: (bytes, from, to) => {
+            out.bytes.bytes(bytes, from, to);
+            out.wrote();
+          },
+          ...(progress === null ? {} : { onProgress: (read: number, total: number | null, packets: number) => progress.update(read, total, packets, 0, 0) }),
+        });
+        progress?.done();
+        kept += n.kept;
+        orphans += n.orphans;
+        continue;
+      }
       startUs = null;
       const keep = rowPredicate(filters, () => startUs);
       // No row needs `time` as text: NDJSON writes it from timeUs, the table through its clock.
@@ -503,6 +530,16 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   out.close();
   checkNotEmpty(kept > 0, o, filters);
   return EXIT_CLEAN;
+}
+
+/** A capture's size in bytes when it is a regular file, else null (or when it cannot be read: the one-thread path then says why). */
+function regularFileSize(file: string): number | null {
+  try {
+    const st = statSync(file);
+    return st.isFile() ? st.size : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Rows `kcid requests` on a terminal measures before it prints the header. */
