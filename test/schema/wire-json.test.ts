@@ -2,7 +2,8 @@
  * schema/wire-json.ts and secrets.ts's writeBodyJson against the old path (the interpreter's full
  * decode, then bodyJson, then UTF-8): for every API, every defined version, request and response, on
  * bodies written by test/schema/encoder.ts (plain and hostile values), cut at every length, and with
- * bits flipped. The writer may decline a body (false, nothing written) but never takes one the
+ * bits flipped, and on every body of the recorded fixtures and the public captures (TCP flows in
+ * sequence order, frames paired by correlation ID). The writer may decline a body (false, nothing written) but never takes one the
  * interpreter refuses, and the bytes it writes are the old path's, byte for byte.
  */
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,11 @@ import { toKafkaJson } from '../../src/kafka/schema/json.js';
 import { compileDecoder, runDecoder } from '../../src/kafka/schema/interpreter.js';
 import { Out, randomMessage, rng } from './encoder.js';
 import { compactArray, compactString, concat, int16, int32, int8, taggedFields, uvarint } from '../builder/kafka.js';
+import { readCapture } from '../../src/capture/index.js';
+import { decodeTcp } from '../../src/net/decode.js';
+import { newNetStats, newTcpSegment, TcpFlag } from '../../src/net/types.js';
+import { decodeRequestHeader, decodeResponseHeader } from '../../src/kafka/schema/interpreter.js';
+import { fixtureCaptures, sharedCaptures, type Capture } from '../real/captures.js';
 
 const p = protocol();
 type Kind = 'request' | 'response';
@@ -176,6 +182,94 @@ describe('cut and corrupted bodies', () => {
     expect(writeBodyJson('request', API_KEY.Heartbeat, 4, body, 0, 17, out, p)).toBe(false);
     expect(out.pos).toBe(0);
   });
+});
+
+/** Each TCP flow's bytes in sequence order, as far as they go without a hole (retransmitted bytes once). */
+async function flowBytes(c: Capture): Promise<Map<string, { toKafka: boolean; peer: string; bytes: Buffer }>> {
+  const seg = newTcpSegment();
+  const stats = newNetStats();
+  const flows = new Map<string, { toKafka: boolean; peer: string; next: number | null; broken: boolean; chunks: Buffer[] }>();
+  await readCapture(c.file, {
+    onPacket(pkt) {
+      if (!decodeTcp(pkt, seg, stats)) return;
+      const a = seg.data.toString('hex', seg.srcAddrOff, seg.srcAddrOff + (seg.ipVersion === 4 ? 4 : 16));
+      const b = seg.data.toString('hex', seg.dstAddrOff, seg.dstAddrOff + (seg.ipVersion === 4 ? 4 : 16));
+      const key = `${a}:${seg.srcPort}>${b}:${seg.dstPort}`;
+      let f = flows.get(key);
+      if (!f) flows.set(key, (f = { toKafka: c.ports.includes(seg.dstPort), peer: `${b}:${seg.dstPort}>${a}:${seg.srcPort}`, next: null, broken: false, chunks: [] }));
+      const syn = (seg.flags & TcpFlag.SYN) !== 0;
+      if (f.next === null) f.next = (seg.seq + (syn ? 1 : 0)) | 0;
+      if (f.broken || seg.payloadLen === 0) return;
+      const skip = (f.next - seg.seq) | 0;
+      if (skip < 0 || seg.missingLen > 0) {
+        f.broken = true;
+        return;
+      }
+      if (skip >= seg.payloadLen) return;
+      f.chunks.push(Buffer.from(seg.data.subarray(seg.payloadOff + skip, seg.payloadOff + seg.payloadLen)));
+      f.next = (f.next + seg.payloadLen - skip) | 0;
+    },
+  });
+  return new Map([...flows].map(([k, f]) => [k, { toKafka: f.toKafka, peer: f.peer, bytes: Buffer.concat(f.chunks) }]));
+}
+
+function* framesOf(b: Buffer): Generator<Buffer> {
+  for (let at = 0; at + 4 <= b.length; ) {
+    const n = b.readInt32BE(at);
+    if (n < 0 || at + 4 + n > b.length) return;
+    yield b.subarray(at + 4, at + 4 + n);
+    at += 4 + n;
+  }
+}
+
+describe('real bodies: the recorded fixtures and the public captures', () => {
+  const captures = [...fixtureCaptures(), ...sharedCaptures()].filter((c) => !/tls/.test(c.name));
+  for (const c of captures) {
+    it(c.name, async () => {
+      let bodies = 0;
+      const flows = await flowBytes(c);
+      for (const flow of flows.values()) {
+        if (!flow.toKafka) continue;
+        const asked = new Map<number, [number, number]>();
+        for (const fr of framesOf(flow.bytes)) {
+          if (fr.length < 8) continue;
+          const key = fr.readInt16BE(0);
+          const version = fr.readInt16BE(2);
+          const hv = p.requestHeaderVersion(key, version);
+          if (hv === null) continue;
+          let header;
+          try {
+            header = decodeRequestHeader(p.schemas, hv, fr, 0, fr.length);
+          } catch {
+            continue;
+          }
+          if (header === null) continue;
+          asked.set(fr.readInt32BE(4), [key, version]);
+          expect(check('request', key, version, fr, header.end, fr.length)).toBe(oldBytes('request', key, version, fr, header.end, fr.length) !== null);
+          bodies++;
+        }
+        const back = flows.get(flow.peer);
+        if (back === undefined) continue;
+        for (const fr of framesOf(back.bytes)) {
+          if (fr.length < 4) continue;
+          const req = asked.get(fr.readInt32BE(0));
+          if (req === undefined) continue;
+          const hv = p.responseHeaderVersion(req[0], req[1]);
+          if (hv === null) continue;
+          let header;
+          try {
+            header = decodeResponseHeader(p.schemas, hv, fr, 0, fr.length);
+          } catch {
+            continue;
+          }
+          if (header === null) continue;
+          expect(check('response', req[0], req[1], fr, header.end, fr.length)).toBe(oldBytes('response', req[0], req[1], fr, header.end, fr.length) !== null);
+          bodies++;
+        }
+      }
+      expect(bodies).toBeGreaterThan(0);
+    });
+  }
 });
 
 describe('what the text holds', () => {
