@@ -288,31 +288,43 @@ const NONE = new Uint8Array(0);
  * number of bytes (their room is checked together, before the run), `code` pieces make their own.
  */
 class Block {
-  private readonly lines: string[] = [];
-  private run: string[] = [];
-  private runBytes = 0;
+  /** Pieces in order: fixed ones (code, bytes) and ones that make their own room (code, -1). */
+  private readonly items: { code: string; bytes: number }[] = [];
 
   fixed(code: string, bytes: number): void {
-    this.run.push(code);
-    this.runBytes += bytes;
+    this.items.push({ code, bytes });
   }
 
   code(code: string): void {
-    this.flush();
-    this.lines.push(code);
+    this.items.push({ code, bytes: -1 });
+  }
+
+  /** Another block's pieces, its first run of fixed pieces joining this block's last. */
+  append(other: Block): void {
+    this.items.push(...other.items);
   }
 
   text(): string {
-    this.flush();
-    return this.lines.join('\n');
-  }
-
-  private flush(): void {
-    if (this.run.length === 0) return;
-    if (this.runBytes > 0) this.lines.push(`if (q + ${this.runBytes} > o.length) { out.pos = q; out.room(${this.runBytes}); o = out.buf; }`);
-    this.lines.push(...this.run);
-    this.run = [];
-    this.runBytes = 0;
+    const lines: string[] = [];
+    let run: string[] = [];
+    let runBytes = 0;
+    const flush = (): void => {
+      if (runBytes > 0) lines.push(`if (q + ${runBytes} > o.length) { out.pos = q; out.room(${runBytes}); o = out.buf; }`);
+      lines.push(...run);
+      run = [];
+      runBytes = 0;
+    };
+    for (const item of this.items) {
+      if (item.bytes < 0) {
+        flush();
+        lines.push(item.code);
+      } else {
+        run.push(item.code);
+        runBytes += item.bytes;
+      }
+    }
+    flush();
+    return lines.join('\n');
   }
 }
 
@@ -393,17 +405,18 @@ class Gen {
    * writing its text: `key` before a non-null value, `nullKey` before a null one (with `element`, an
    * array's element, no key). `nullFlag`, in skip mode: a variable set to true when the value is null.
    */
-  private primitive(f: FieldSchema, emit: boolean, blk: Block, key: Uint8Array, nullKey: Uint8Array, nullable: boolean, nullFlag: string | null): void {
+  private primitive(f: FieldSchema, emit: boolean, blk: Block, key: Uint8Array, nullKey: Uint8Array, nullable: boolean, nullFlag: string | null, at?: number): void {
     const prim = f.primitive!;
     const compact = this.compact(f);
     const size = FIXED_SIZE[prim];
     if (size !== undefined) {
-      blk.fixed(`if (p + ${size} > L) F();`, 0);
+      // In a run of fixed-size fields (`at`: the offset in it), the run checks the bytes and moves p.
+      if (at === undefined) blk.fixed(`if (p + ${size} > L) F();`, 0);
       if (emit) {
         if (key.length > 0) blk.fixed(storeCode(key), key.length);
-        blk.fixed(this.fixedText(prim, 'p'), MAX_TEXT[prim]!);
+        blk.fixed(this.fixedText(prim, at === undefined || at === 0 ? 'p' : `(p + ${at})`), MAX_TEXT[prim]!);
       }
-      blk.fixed(`p += ${size};`, 0);
+      if (at === undefined) blk.fixed(`p += ${size};`, 0);
       return;
     }
     if (prim === 'varint') {
@@ -455,7 +468,7 @@ class Gen {
   }
 
   /** Code reading (and with `emit` writing, key included) one field's value: array, struct or primitive. */
-  private value(f: FieldSchema, path: string, emit: boolean, blk: Block, key: Uint8Array, nullKey: Uint8Array, nullFlag: string | null): void {
+  private value(f: FieldSchema, path: string, emit: boolean, blk: Block, key: Uint8Array, nullKey: Uint8Array, nullFlag: string | null, at?: number): void {
     const nullable = inRange(f.nullableVersions, this.version);
     if (f.isArray) {
       const n = this.v('n');
@@ -495,24 +508,52 @@ class Gen {
       blk.code(`if (p >= L) F();\nif (b[p++] >= 128) { ${onNull} } else {\n${onValue.text()}\n}`);
       return;
     }
-    this.primitive(f, emit, blk, key, nullKey, nullable, nullFlag);
+    this.primitive(f, emit, blk, key, nullKey, nullable, nullFlag, at);
+  }
+
+  /** A scalar of fixed size (not tagged here): consecutive ones are read as one run, one bounds check for all. */
+  private isFixed(f: FieldSchema): boolean {
+    return !f.isArray && f.struct === null && FIXED_SIZE[f.primitive!] !== undefined && !this.isTagged(f);
+  }
+
+  /**
+   * The untagged fields of `present` from index `i` on that form a run of fixed-size fields (at least
+   * the one at `i`), each written by `each` with its offset in the run, after one bounds check; returns
+   * the index after the run. A field that is not of fixed size is a run of its own, written without offset.
+   */
+  private run(present: readonly FieldSchema[], i: number, blk: Block, each: (f: FieldSchema, at: number | undefined) => void): number {
+    if (!this.isFixed(present[i]!)) {
+      each(present[i]!, undefined);
+      return i + 1;
+    }
+    let j = i;
+    let total = 0;
+    while (j < present.length && this.isFixed(present[j]!)) total += FIXED_SIZE[present[j++]!.primitive!]!;
+    blk.fixed(`if (p + ${total} > L) F();`, 0);
+    let at = 0;
+    for (let k = i; k < j; k++) {
+      each(present[k]!, at);
+      at += FIXED_SIZE[present[k]!.primitive!]!;
+    }
+    blk.fixed(`p += ${total};`, 0);
+    return j;
   }
 
   /** One field of a struct, its key (and comma) included. */
-  private field(f: FieldSchema, path: string, emit: boolean, blk: Block, comma: Comma): void {
+  private field(f: FieldSchema, path: string, emit: boolean, blk: Block, comma: Comma, at?: number): void {
     const here = path === '' ? f.name : `${path}.${f.name}`;
-    if (!emit) return this.value(f, here, false, blk, NONE, NONE, null);
+    if (!emit) return this.value(f, here, false, blk, NONE, NONE, null, at);
     const replaced = this.replace?.get(here);
     const size = f.primitive === 'bytes' || f.primitive === 'records';
     const prefix = comma === Comma.Static ? COMMA : NONE;
     const key = concat(prefix, utf8.encode(`${jsonString(size && replaced === undefined ? `${f.jsonName}SizeInBytes` : f.jsonName)}:`));
     const nullKey = concat(prefix, utf8.encode(`${jsonString(f.jsonName)}:`));
     if (comma === Comma.Dynamic) blk.fixed('if (o[q - 1] !== 123) o[q++] = 44;', 1);
-    if (replaced === undefined) return this.value(f, here, true, blk, key, nullKey, null);
+    if (replaced === undefined) return this.value(f, here, true, blk, key, nullKey, null, at);
     // Replaced (a hidden config value): read and checked, never written; a null stays null.
     const nl = this.v('nl');
     blk.fixed(`let ${nl} = false;`, 0);
-    this.value(f, here, false, blk, NONE, NONE, nl);
+    this.value(f, here, false, blk, NONE, NONE, nl, at);
     const text = concat(key, utf8.encode(replaced));
     const nullText = concat(nullKey, NULL);
     const most = Math.max(text.length, nullText.length);
@@ -524,7 +565,8 @@ class Gen {
     const inner = new Block();
     this.structBody(fields, path, emit, inner);
     const text = inner.text();
-    if (text.length <= SPLIT) return blk.code(`{\n${text}\n}`);
+    // Inline: every name the generated code declares is unique, so no block is needed around it.
+    if (text.length <= SPLIT) return blk.append(inner);
     const name = this.v(emit ? 'w' : 's');
     this.functions.push(`function ${name}(b, p, L, out) {\nlet o = out.buf, q = out.pos;\n${text}\nout.pos = q;\nreturn p;\n}`);
     blk.code(`out.pos = q; p = ${name}(b, p, L, out); o = out.buf; q = out.pos;`);
@@ -546,10 +588,12 @@ class Gen {
     if (direct) {
       if (emit) blk.fixed('o[q++] = 123;', 1);
       let untagged = 0;
-      for (const f of present) {
-        if (this.isTagged(f)) continue;
-        this.field(f, path, emit, blk, untagged === 0 ? Comma.None : Comma.Static);
-        untagged++;
+      const plain = present.filter((f) => !this.isTagged(f));
+      for (let i = 0; i < plain.length; ) {
+        i = this.run(plain, i, blk, (f, at) => {
+          this.field(f, path, emit, blk, untagged === 0 ? Comma.None : Comma.Static, at);
+          untagged++;
+        });
       }
       if (this.flexible) {
         this.tagSection(tagged, path, emit, blk, (f, caseBlk) => this.field(f, path, emit, caseBlk, untagged > 0 ? Comma.Static : Comma.Dynamic));
@@ -564,7 +608,8 @@ class Gen {
     const spans = new Map<number, { s: string; e: string }>();
     for (const f of tagged) spans.set(f.tag!, { s: this.v('s'), e: this.v('e') });
     blk.fixed(`const ${p0} = p; let ${[...spans.values()].map((x) => `${x.s} = -1, ${x.e} = 0`).join(', ')};`, 0);
-    for (const f of present) if (!this.isTagged(f)) this.field(f, path, false, blk, Comma.None);
+    const plain = present.filter((f) => !this.isTagged(f));
+    for (let i = 0; i < plain.length; ) i = this.run(plain, i, blk, (f, at) => this.field(f, path, false, blk, Comma.None, at));
     this.tagSection(tagged, path, false, blk, (f, caseBlk, end) => {
       const span = spans.get(f.tag!)!;
       caseBlk.fixed(`${span.s} = p; ${span.e} = ${end}; p = ${end};`, 0);
@@ -573,12 +618,17 @@ class Gen {
     blk.fixed('o[q++] = 123;', 1);
     let state: 'none' | 'some' | 'maybe' = 'none';
     const commaFor = (): Comma => (state === 'none' ? Comma.None : state === 'some' ? Comma.Static : Comma.Dynamic);
-    for (const f of present) {
+    for (let i = 0; i < present.length; ) {
+      const f = present[i]!;
       if (!this.isTagged(f)) {
-        this.field(f, path, true, blk, commaFor());
-        state = 'some';
+        // A run stops at a tagged field (isFixed is false for one).
+        i = this.run(present, i, blk, (g, at) => {
+          this.field(g, path, true, blk, commaFor(), at);
+          state = 'some';
+        });
         continue;
       }
+      i++;
       const span = spans.get(f.tag!)!;
       const p1 = this.v('p');
       const l1 = this.v('l');
