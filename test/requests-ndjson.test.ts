@@ -6,7 +6,7 @@
  * nulls, numbers JSON writes oddly). The cached ISO times (base/time.ts) and the byte buffer of
  * cli/output.ts are held to what they replaced too.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeInput } from '../src/analysis/run.js';
@@ -17,6 +17,12 @@ import { requestNdjson } from '../src/report/requests-ndjson.js';
 import { RequestRows, requestJson, type BodiesForm, type RequestRow } from '../src/report/requests.js';
 import { readPushMetrics } from '../src/telemetry/index.js';
 import { tmpDir } from './builder/capture.js';
+import type { RequestObserver } from '../src/analysis/analyzer.js';
+import type { KafkaRequest } from '../src/kafka/events.js';
+import type { Struct } from '../src/kafka/schema/interpreter.js';
+import { bodyJson } from '../src/kafka/secrets.js';
+
+const PUBLIC = '../shared/captures/public';
 import { DEFAULTS } from './helpers.js';
 
 /** The line as kcid wrote it before the writer: the row object serialised, then the bodies spliced in. */
@@ -26,15 +32,17 @@ function reference(row: RequestRow): string {
   if (bodies === undefined) return `${text}\n`;
   const truncated = [...(bodies.requestComplete ? [] : ['request']), ...(bodies.responseComplete ? [] : ['response'])];
   const telemetry = bodies.telemetry === undefined ? '' : `,"telemetry":${bodies.telemetry}`;
-  return `${text.slice(0, -1)},"request":${bodies.request}${telemetry},"response":${bodies.response},"truncated":${JSON.stringify(truncated)}}\n`;
+  return `${text.slice(0, -1)},"request":${textOf(bodies.request)}${telemetry},"response":${textOf(bodies.response)},"truncated":${JSON.stringify(truncated)}}\n`;
 }
+
+const textOf = (json: string | Uint8Array): string => (typeof json === 'string' ? json : Buffer.from(json).toString('utf8'));
 
 async function rowsOf(file: string, bodies: BodiesForm | false, maxBodyBytes?: number): Promise<RequestRow[]> {
   const rows: RequestRow[] = [];
   const observer = new RequestRows(0, (row) => rows.push(row), bodies, bodies === false ? null : { read: readPushMetrics, maxBytes: 16 << 20 });
   const keys = file.replace(/\.pcap(ng)?$/, '.keys');
   const tlsKeylogs = readdirSync('fixtures').includes(keys.slice('fixtures/'.length)) ? [keys] : [];
-  await analyzeInput(file, 0, { ...DEFAULTS, kafkaPorts: new Set([9092, 9093]), tlsKeylogs, telemetry: 'off', ...(bodies === false ? {} : { maxBodyBytes: maxBodyBytes ?? 8 << 20 }) }, () => {}, observer);
+  await analyzeInput(file, 0, { ...DEFAULTS, kafkaPorts: new Set([9092, 9093]), tlsKeylogs, telemetry: 'off', ...(bodies === false ? {} : { maxBodyBytes: maxBodyBytes ?? 8 << 20, bodyForm: bodies === 'json' ? 'json' : 'value' }) }, () => {}, observer);
   observer.finish();
   return rows;
 }
@@ -132,8 +140,50 @@ describe('requestNdjson', () => {
     const json = produce(await rowsOf('fixtures/kcat-mock-produce.pcap', 'json'));
     const summary = produce(await rowsOf('fixtures/kcat-mock-produce.pcap', 'summary'));
     expect(json).toMatchObject({ summary: '', errors: '' });
-    expect(json.request.startsWith('{"transactionalId":null,"acks":-1,')).toBe(true);
+    expect(textOf(json.request).startsWith('{"transactionalId":null,"acks":-1,')).toBe(true);
     expect(summary).toMatchObject({ request: '', response: '', summary: 'kcid-fixture[1]' });
+  });
+});
+
+/**
+ * Each body's JSON as --bodies wrote it before the Kafka stage wrote it from the wire: every field
+ * decoded into a value (bodyForm 'value'), then the value written (secrets.ts bodyJson). Keyed by the
+ * request's frame and correlation id; the response's under the same key.
+ */
+async function valueJson(file: string, maxBodyBytes: number): Promise<Map<string, { request: string; response: string; requestComplete: boolean; responseComplete: boolean }>> {
+  const out = new Map<string, { request: string; response: string; requestComplete: boolean; responseComplete: boolean }>();
+  const key = (r: KafkaRequest) => `${r.frame}/${r.header.correlationId}`;
+  const text = (kind: 'request' | 'response', r: KafkaRequest, body: Struct | null) => (body === null ? 'null' : bodyJson(kind, r.header.apiKey, r.header.apiVersion, body));
+  const observer: RequestObserver = {
+    request: (_s, r) => void out.set(key(r), { request: text('request', r, r.body), response: 'null', requestComplete: r.bodyComplete, responseComplete: true }),
+    response: (_s, r) => {
+      const e = r.request === null ? undefined : out.get(key(r.request));
+      if (e === undefined) return;
+      e.response = text('response', r.request!, r.body);
+      e.responseComplete = r.bodyComplete;
+    },
+  };
+  const keys = file.replace(/\.pcap(ng)?$/, '.keys');
+  const tlsKeylogs = file.startsWith('fixtures/') && readdirSync('fixtures').includes(keys.slice('fixtures/'.length)) ? [keys] : [];
+  await analyzeInput(file, 0, { ...DEFAULTS, kafkaPorts: new Set([9092, 9093]), tlsKeylogs, telemetry: 'off', maxBodyBytes, bodyForm: 'value' }, () => {}, observer);
+  return out;
+}
+
+describe('the bodies as JSON from the Kafka stage (bodyForm json)', () => {
+  const publicCaptures = existsSync(PUBLIC) ? readdirSync(PUBLIC, { recursive: true, encoding: 'utf8' }).filter((f) => /\.pcap(ng)?(\.gz)?$/.test(f)).map((f) => join(PUBLIC, f)) : [];
+  it.each([...FIXTURES, ...publicCaptures])('are what the decoded values wrote, whole and cut to 100 bytes: %s', async (file) => {
+    let bodies = 0;
+    for (const max of [8 << 20, 100]) {
+      const want = await valueJson(file, max);
+      for (const row of await rowsOf(file, 'json', max)) {
+        if (!row.requestCaptured) continue;
+        const w = want.get(`${row.frame}/${row.correlationId}`)!;
+        expect([textOf(row.bodies!.request), textOf(row.bodies!.response)]).toEqual([w.request, w.response]);
+        expect(row.bodies!.requestComplete).toBe(w.requestComplete && row.bodies!.requestComplete);
+        bodies++;
+      }
+    }
+    expect(bodies).toBeGreaterThan(0);
   });
 });
 

@@ -90,9 +90,15 @@ export class CaptureAnalyzer implements KafkaListener {
     private readonly observer: RequestObserver = {},
     private readonly maxSummaries = DEFAULT_MAX_SUMMARIES,
     telemetry: TelemetryDecoding = { collect: false, decode: 'none', maxBytes: DEFAULT_MAX_TELEMETRY_BYTES, read: null, load: null },
+    /**
+     * False for a command that shows the requests only (kcid requests): no rule is run, no finding
+     * made, no latency kept and no connection summarised; each connection's state is still kept for
+     * the observer (its endpoints, ClientIds and client instance ID).
+     */
+    private readonly judge = true,
   ) {
     this.telemetry = new TelemetryCollector(input, telemetry);
-    this.telemetryOn = telemetry.collect;
+    this.telemetryOn = telemetry.collect && judge;
   }
 
   /** Collect the KIP-714 conversation for the telemetry rules (every command that judges rules). */
@@ -124,9 +130,11 @@ export class CaptureAnalyzer implements KafkaListener {
 
   request(c: KafkaConnection, r: KafkaRequest): void {
     const s = this.state(c);
-    this.judging(s, r);
-    const { fns, reports } = this.onRequest;
-    for (let i = 0; i < fns.length; i++) fns[i]!(s, r, reports[i]!);
+    if (this.judge) {
+      this.judging(s, r);
+      const { fns, reports } = this.onRequest;
+      for (let i = 0; i < fns.length; i++) fns[i]!(s, r, reports[i]!);
+    }
     this.update(s, r);
     if (this.telemetryOn && r.header.apiKey === API_KEY.PushTelemetry) this.telemetry.request(s, r);
     this.observer.request?.(s, r);
@@ -134,6 +142,11 @@ export class CaptureAnalyzer implements KafkaListener {
 
   response(c: KafkaConnection, r: KafkaResponse): void {
     const s = this.state(c);
+    if (!this.judge) {
+      s.responses++;
+      this.observer.response?.(s, r);
+      return;
+    }
     this.judging(s, r);
     const { fns, reports } = this.onResponse;
     for (let i = 0; i < fns.length; i++) fns[i]!(s, r, reports[i]!);
@@ -166,7 +179,7 @@ export class CaptureAnalyzer implements KafkaListener {
       s.gapBytes += n.bytes;
     }
     const rule = STREAM_NOTE_RULES[n.kind];
-    if (rule === null) return;
+    if (rule === null || !this.judge) return;
     s.findings++;
     this.onFinding(makeFinding(rule, n.message, {
       frame: n.frame,
@@ -189,6 +202,10 @@ export class CaptureAnalyzer implements KafkaListener {
     }
     c.listenerState = null;
     this.liveStates--;
+    if (!this.judge) {
+      this.observer.connectionEnd?.(s);
+      return;
+    }
     this.judging(s, null);
     const { fns, reports } = this.onEnd;
     for (let i = 0; i < fns.length; i++) fns[i]!(s, reports[i]!);

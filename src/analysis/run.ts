@@ -47,6 +47,13 @@ export interface AnalyzeOptions {
   kip1313?: Kip1313Revision;
   /** kcid requests --bodies: decode every body, keeping up to this many bytes of each frame. */
   maxBodyBytes?: number;
+  /**
+   * False: the requests are only shown (kcid requests): no rule is run and no connection summarised,
+   * so the result lists no connections or findings (CaptureAnalyzer's `judge`).
+   */
+  judge?: boolean;
+  /** With maxBodyBytes: each body decoded into a value (the default), or written as JSON (KafkaOptions.bodyForm). */
+  bodyForm?: 'value' | 'json';
   /** Collect traffic over time for the page (see activity.ts): `--format html` and `summary-json`. */
   activity?: boolean;
   /** NSS key log files for TLS connections (--tls-keylog), read by each analysis: secrets never travel in messages. */
@@ -138,7 +145,7 @@ export async function analyzeInput(
     read,
     load: async () => (await import('../telemetry/index.js')).readPushMetrics,
   };
-  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry);
+  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry, opts.judge ?? true);
   // PushTelemetry frames are kept whole (up to the bound) when their metrics are decoded: for the
   // telemetry rules and outputs, or for kcid requests --bodies, whose rows show them.
   const keepTelemetryBytes = (telemetry.collect && telemetry.decode !== 'none') || opts.maxBodyBytes !== undefined ? telemetry.maxBytes : 0;
@@ -151,6 +158,7 @@ export async function analyzeInput(
       tlsKeys,
       keepTelemetryBytes,
       ...(opts.maxBodyBytes === undefined ? {} : { maxBodyBytes: opts.maxBodyBytes }),
+      ...(opts.bodyForm === undefined ? {} : { bodyForm: opts.bodyForm }),
     }),
     {
       kafkaPorts: opts.kafkaPorts,

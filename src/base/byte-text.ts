@@ -7,12 +7,12 @@
  * The writer owns `pos`; a caller that wants to undo a piece saves `pos` and puts it back.
  */
 export class ByteText {
-  buf: Uint8Array;
+  buf: Buffer;
   /** Bytes written so far: buf[0, pos). */
   pos = 0;
 
   constructor(size = 64 * 1024) {
-    this.buf = new Uint8Array(size);
+    this.buf = Buffer.allocUnsafe(size);
   }
 
   /** Makes room for `n` more bytes (the buffer at least doubles, so appending stays linear). */
@@ -20,8 +20,8 @@ export class ByteText {
     if (this.pos + n <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < this.pos + n) size *= 2;
-    const grown = new Uint8Array(size);
-    grown.set(this.buf.subarray(0, this.pos));
+    const grown = Buffer.allocUnsafe(size);
+    this.buf.copy(grown, 0, 0, this.pos);
     this.buf = grown;
   }
 
@@ -46,6 +46,11 @@ export class ByteText {
     const n = s.length;
     // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair, two units, is 4).
     if (this.pos + n * 3 > this.buf.length) this.room(n * 3);
+    // Past a few dozen characters the native encoder is faster than a loop.
+    if (n > 48) {
+      this.pos += this.buf.write(s, this.pos, 'utf8');
+      return;
+    }
     const buf = this.buf;
     let at = this.pos;
     let i = 0;
@@ -54,7 +59,7 @@ export class ByteText {
       if (c >= 0x80) break;
       buf[at++] = c;
     }
-    if (i < n) at += Buffer.from(buf.buffer, buf.byteOffset + at, buf.length - at).write(s.slice(i), 'utf8');
+    if (i < n) at += buf.write(s.slice(i), at, 'utf8');
     this.pos = at;
   }
 
@@ -69,7 +74,7 @@ export class ByteText {
       this.pos = at;
       return;
     }
-    this.buf.set(src.subarray(from, to), this.pos);
+    this.buf.set(from === 0 && to === src.length ? src : src.subarray(from, to), this.pos);
     this.pos += n;
   }
 
@@ -99,8 +104,41 @@ export class ByteText {
     }
   }
 
-  /** The bytes written, as a copy (the buffer is reused). */
-  copy(from = 0): Uint8Array {
-    return this.buf.slice(from, this.pos);
+}
+
+/**
+ * Byte pieces kept for a while (a row's bodies, until the row is written), copied into shared slabs
+ * and handed out as views of them: a typed array of its own per piece is an allocation outside the
+ * heap, which cost more than the copy (1 µs a piece). A slab lives while a view of it does; pieces
+ * are kept in the order they come and let go in about that order, so the slabs alive are those
+ * written since the oldest piece still held.
+ */
+export class ByteArena {
+  private slab: Uint8Array;
+  private pos = 0;
+
+  constructor(private readonly slabSize = 1024 * 1024) {
+    this.slab = new Uint8Array(slabSize);
+  }
+
+  /** A copy of src[from, to) that stays as it is. */
+  keep(src: Uint8Array, from: number, to: number): Uint8Array {
+    const n = to - from;
+    if (n > this.slab.length - this.pos) {
+      // A large piece gets a buffer of its own, rather than most of a slab.
+      if (n > this.slabSize >>> 3) {
+        const own = new Uint8Array(n);
+        own.set(src.subarray(from, to));
+        return own;
+      }
+      this.slab = new Uint8Array(this.slabSize);
+      this.pos = 0;
+    }
+    const slab = this.slab;
+    const at = this.pos;
+    if (n < 64) for (let i = 0; i < n; i++) slab[at + i] = src[from + i]!;
+    else slab.set(src.subarray(from, to), at);
+    this.pos = at + n;
+    return new Uint8Array(slab.buffer, at, n);
   }
 }

@@ -4,6 +4,8 @@
  * in JSON strings but not harmless on a terminal, so they are written as \u escapes too. The
  * value is unchanged.
  */
+import type { ByteText } from './byte-text.js';
+
 const TERMINAL_UNSAFE = /[\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
 
 const escapeUnit = (ch: string): string => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
@@ -118,4 +120,29 @@ const PLAIN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
 export function jsonString(s: string | null): string {
   if (s === null) return 'null';
   return PLAIN.test(s) ? `"${s}"` : safeJson(s);
+}
+
+/**
+ * jsonString(s)'s bytes, written into `out`: plain printable ASCII is stored as it is checked, in
+ * one pass; a string with anything else is written as safeJson writes it.
+ */
+export function writeJsonString(out: ByteText, s: string | null): void {
+  if (s === null) return out.ascii('null');
+  const n = s.length;
+  out.room(n + 2);
+  const buf = out.buf;
+  const from = out.pos;
+  let at = from;
+  buf[at++] = 0x22;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    // PLAIN: 0x20-0x7e but '"' (0x22) and '\\' (0x5c).
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+      out.pos = from;
+      return out.utf8(safeJson(s));
+    }
+    buf[at++] = c;
+  }
+  buf[at++] = 0x22;
+  out.pos = at;
 }

@@ -1,4 +1,5 @@
 /** Times: microseconds since the epoch (exact in a double until the year 2255). */
+import type { ByteText } from './byte-text.js';
 
 export function toMicros(tsSec: number, tsNsec: number): number {
   return tsSec * 1_000_000 + Math.floor(tsNsec / 1000);
@@ -26,6 +27,24 @@ export function isoMicros(us: number): string {
     cachedPrefix = text.slice(0, 20);
   }
   return text;
+}
+
+/** isoMicros(us)'s characters (all ASCII), written into `out`: the cached second's text, then the six digits. */
+export function writeIsoMicros(out: ByteText, us: number): void {
+  const second = Math.floor(us / 1_000_000);
+  const micros = us - second * 1_000_000;
+  if (second !== cachedSecond || !Number.isSafeInteger(us) || micros < 0 || micros >= 1_000_000) return out.ascii(isoMicros(us));
+  out.ascii(cachedPrefix);
+  out.room(7);
+  const buf = out.buf;
+  let at = out.pos + 6;
+  out.pos = at + 1;
+  buf[at] = 0x5a; // Z
+  for (let m = micros, i = 0; i < 6; i++) {
+    const q = Math.floor(m / 10);
+    buf[--at] = 0x30 + (m - q * 10);
+    m = q;
+  }
 }
 
 /** isoMicros through Date every time: what the cached form must equal. */

@@ -27,7 +27,7 @@ import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { RequestRows, RequestTable, requestJson, type RequestRow } from '../report/requests.js';
-import { requestNdjson } from '../report/requests-ndjson.js';
+import { writeRequestNdjson } from '../report/requests-ndjson.js';
 import { makeClock, TimeZoneError, type Clock, type TimeFormat } from '../report/clock.js';
 import type { Style } from '../report/style.js';
 import { activateProtocol, API_KEY, apiLabel } from '../kafka/protocol.js';
@@ -426,10 +426,14 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   const progress = follow ? null : Progress.forStream(io.stderr, o.quiet === true);
   const controller = new AbortController();
   const stopListening = follow ? (io.onInterrupt?.(() => controller.abort()) ?? (() => {})) : () => {};
-  // Rows show no findings: no telemetry conversation is collected (--bodies decodes each push for its row).
-  const opts: AnalyzeOptions = { ...captureOptions(o, progress), telemetry: 'off', ...(follow ? { signal: controller.signal } : {}) };
+  // Rows show no findings: no rule is run and no telemetry conversation is collected (--bodies decodes each push for its row).
+  const opts: AnalyzeOptions = { ...captureOptions(o, progress), telemetry: 'off', judge: false, ...(follow ? { signal: controller.signal } : {}) };
   if (o.maxBodyBytes !== undefined && o.bodies !== true) throw new UsageError('--max-body-bytes goes with --bodies');
-  if (o.bodies === true) opts.maxBodyBytes = o.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : parseSize(o.maxBodyBytes, '--max-body-bytes');
+  if (o.bodies === true) {
+    opts.maxBodyBytes = o.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : parseSize(o.maxBodyBytes, '--max-body-bytes');
+    // NDJSON shows the bodies as JSON, which the Kafka stage writes from the wire; the table summarises decoded values.
+    if (o.format === 'ndjson') opts.bodyForm = 'json';
+  }
   // --bodies opens PushTelemetry's metrics too (the analysis keeps those frames whole, up to --max-telemetry-bytes).
   const telemetry = o.bodies === true ? { read: (await import('../telemetry/index.js')).readPushMetrics, maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES } : null;
   const parquet = o.format === 'parquet' ? await requestsParquet(captures, o.output, follow) : null;
@@ -451,7 +455,10 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   };
   if (o.format === 'table' && !sampling) layOut();
   const show = (row: RequestRow) => {
-    if (o.format !== 'table') return out.write(requestNdjson(row));
+    if (o.format !== 'table') {
+      writeRequestNdjson(out.bytes, row);
+      return out.wrote();
+    }
     if (table !== null) return out.write(table.row(row));
     sample.push(row);
     if (sample.length >= SAMPLE_ROWS) layOut();
@@ -462,6 +469,7 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
     for (const [i, file] of captures.entries()) {
       startUs = null;
       const keep = rowPredicate(filters, () => startUs);
+      // No row needs `time` as text: NDJSON writes it from timeUs, the table through its clock.
       const rows = new RequestRows(i, (row, s, us) => {
         if (!keep(row, s.clientIds, us)) return;
         kept++;
@@ -470,7 +478,7 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
         if (parquet !== null) {
           if (row.requestCaptured) parquet.add(row, us, i);
         } else show(row);
-      }, o.bodies !== true || parquet !== null ? false : o.format === 'table' ? 'summary' : 'json', telemetry, parquet === null);
+      }, o.bodies !== true || parquet !== null ? false : o.format === 'table' ? 'summary' : 'json', telemetry, false);
       rows.captureStart = (us: number) => {
         startUs = us;
       };

@@ -8,6 +8,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { untilReady } from '../base/blocking.js';
+import { ByteText } from '../base/byte-text.js';
 import { UsageError } from './options.js';
 
 export interface TextStream {
@@ -53,11 +54,11 @@ export class Out {
   /** Text for a stream without a descriptor (a terminal, a test's stream). */
   private buf = '';
   /**
-   * For a descriptor: the text encoded as it comes, into one buffer written when full. Strings
-   * added up and encoded at the end make a rope that costs more to flatten than the encoding.
+   * The text encoded as it comes, into one buffer written when full (for a stream without a
+   * descriptor, decoded into `buf` instead). Strings added up and encoded at the end make a rope
+   * that costs more to flatten than the encoding. Writers that make bytes write here directly.
    */
-  private bytes: Buffer | null = null;
-  private used = 0;
+  readonly bytes = new ByteText(CHUNK_BYTES);
   /** Written directly: --output's file, or standard output's descriptor when it is a pipe or a file. */
   private readonly fd: number | null = null;
   /** The descriptor is --output's, closed at the end. */
@@ -102,22 +103,34 @@ export class Out {
       return;
     }
     // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair, two units, is 4).
-    const most = s.length * 3;
-    if (this.bytes === null) this.bytes = Buffer.allocUnsafe(CHUNK_BYTES);
-    if (most > this.bytes.length - this.used) {
+    if (s.length * 3 > CHUNK_BYTES - this.bytes.pos) {
       this.flush();
-      if (most > this.bytes.length) return writeAll(this.fd, Buffer.from(s, 'utf8'));
+      if (s.length * 3 > CHUNK_BYTES) return writeAll(this.fd, Buffer.from(s, 'utf8'));
     }
-    this.used += this.bytes.write(s, this.used, 'utf8');
+    this.bytes.utf8(s);
     if (this.lineBuffered) this.flush();
+  }
+
+  /** A writer put a piece (a row) into {@link bytes}: written out when the buffer is full (or at once, line-buffered). */
+  wrote(): void {
+    const b = this.bytes;
+    if (this.fd === null) {
+      this.buf += Buffer.from(b.buf.buffer, b.buf.byteOffset, b.pos).toString('utf8');
+      b.pos = 0;
+      if (this.lineBuffered || this.buf.length >= 65536) this.flush();
+    } else if (this.lineBuffered || b.pos >= CHUNK_BYTES) this.flush();
   }
 
   flush(): void {
     if (this.fd !== null) {
-      if (this.used === 0) return;
-      const used = this.used;
-      this.used = 0;
-      return writeAll(this.fd, this.bytes!, used);
+      const b = this.bytes;
+      if (b.pos === 0) return;
+      const used = b.pos;
+      b.pos = 0;
+      writeAll(this.fd, b.buf, used);
+      // A piece far larger than the chunk (a huge body's JSON) grew the buffer: it goes back to its size.
+      if (b.buf.length > 4 * CHUNK_BYTES) b.buf = Buffer.allocUnsafe(CHUNK_BYTES);
+      return;
     }
     if (this.buf.length === 0) return;
     const text = this.buf;

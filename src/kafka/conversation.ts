@@ -14,6 +14,8 @@ import { BodyError, decodeBody, errorScanFor, readsBody, type DecodedBody } from
 import { int, str, type Struct } from './fields.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
+import { ByteArena, ByteText } from '../base/byte-text.js';
+import { bodyJson as bodyJsonText } from './secrets.js';
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
 import { PendingRequests } from './pending.js';
@@ -51,6 +53,12 @@ export interface KafkaOptions {
    * frame (a larger frame is decoded as far as that goes). Absent: decode only what the rules read.
    */
   maxBodyBytes?: number;
+  /**
+   * With maxBodyBytes, what each body becomes: 'value' (the default), every field decoded into
+   * `body`; 'json', its JSON written from the wire into `bodyJson` (Kafka's converter form, secrets
+   * hidden), with only what the rules read decoded into `body`, as without maxBodyBytes.
+   */
+  bodyForm?: 'value' | 'json';
 }
 
 /** Bytes of each frame handed to the first decode attempt: enough for nearly every request header. */
@@ -73,6 +81,9 @@ const MIN_RESPONSE_BYTES = 4;
 const DEFAULT_MAX_PENDING = 1024;
 /** The scan of responses read whole: one serves them all (decoding is synchronous). */
 const WHOLE_SCAN = new ErrorScan();
+/** Where --bodies' JSON is written (decoding is synchronous), before it is kept for its event in JSON_KEPT. */
+const JSON_SCRATCH = new ByteText(64 * 1024);
+const JSON_KEPT = new ByteArena();
 
 export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner {
   client: Endpoint;
@@ -108,8 +119,12 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   /** How request headers are read; lastInstanceId is the last request's ID, which an equal one reuses. */
   private readonly headerOptions: { inferNewerVersions: true; protocol: Protocol; lastInstanceId: Uint8Array | null };
   private readonly protocol: Protocol;
-  /** Decode every field (--bodies). */
+  /** --bodies: every body is read whole (up to maxPrefix) and decoded, into a value or as JSON. */
   private readonly full: boolean;
+  /** --bodies as JSON (KafkaOptions.bodyForm). */
+  private readonly json: boolean;
+  /** Every field decoded into `body`: --bodies as values. */
+  private readonly decodeAll: boolean;
   private readonly maxPrefix: number;
 
   constructor(
@@ -121,6 +136,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     this.protocol = protocol();
     this.headerOptions = { inferNewerVersions: true, protocol: this.protocol, lastInstanceId: null };
     this.full = opts.maxBodyBytes !== undefined;
+    this.json = this.full && opts.bodyForm === 'json';
+    this.decodeAll = this.full && !this.json;
     this.maxPrefix = opts.maxBodyBytes === undefined ? MAX_PREFIX : Math.max(opts.maxBodyBytes, MAX_PREFIX);
     this.maxPending = opts.maxPendingRequests ?? DEFAULT_MAX_PENDING;
     this.keepTelemetryBytes = opts.keepTelemetryBytes ?? 0;
@@ -360,10 +377,11 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     let body: Struct | null = null;
     let bodyComplete = true;
     let bodyError: string | null = null;
+    let bodyJson: Uint8Array | null = null;
     if (reads) {
+      const bodyAt = at + header.headerLength;
       try {
-        const bodyAt = at + header.headerLength;
-        const d = decodeBody('request', apiKey, apiVersion, this.full, head, bodyAt, at + headLen, at + size, p);
+        const d = decodeBody('request', apiKey, apiVersion, this.decodeAll, head, bodyAt, at + headLen, at + size, p);
         if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max, headLen * 4);
         if (d !== null) {
           body = d.body;
@@ -373,7 +391,11 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
         if (!(e instanceof BodyError)) throw e;
         bodyError = e.message;
         // --bodies: the fields the rules read may still parse (a body malformed only after them).
-        if (this.full) body = this.selective('request', apiKey, apiVersion, head, at + header.headerLength, at + headLen, at + size)?.body ?? null;
+        if (this.decodeAll) body = this.selective('request', apiKey, apiVersion, head, bodyAt, at + headLen, at + size)?.body ?? null;
+      }
+      if (this.json) {
+        bodyJson = this.jsonOf('request', apiKey, apiVersion, head, bodyAt, at + headLen, at + size, body);
+        bodyComplete = this.jsonComplete;
       }
     }
     if (header.clientInstanceId !== null) this.headerOptions.lastInstanceId = header.clientInstanceId;
@@ -386,6 +408,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       body,
       bodyComplete,
       bodyError,
+      bodyJson,
       metricsBlob: kept !== null && headLen === size && body !== null ? pushTelemetryMetrics(head, at + header.headerLength, at + headLen, apiVersion) : null,
       metricsBytes: apiKey === API_KEY.PushTelemetry && body !== null ? pushTelemetryMetricsSize(head, at + header.headerLength, at + headLen, at + size, apiVersion) : null,
       // acks=0: the broker sends no response.
@@ -415,6 +438,35 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       if (e instanceof BodyError) return null;
       throw e;
     }
+  }
+
+  /** Whether the body {@link jsonOf} last wrote was whole (false: decoded as far as the prefix kept goes). */
+  private jsonComplete = true;
+
+  /**
+   * --bodies as JSON: the body in buf[start, end) (the frame ends at frameEnd) as JSON bytes, decoded
+   * into a value and written from that (as far as the prefix kept goes); a malformed one is written as
+   * what the rules' fields read of it (`selected`), or null.
+   */
+  private jsonOf(kind: 'request' | 'response', key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number, selected: Struct | null): Uint8Array | null {
+    const p = this.protocol;
+    const out = JSON_SCRATCH;
+    out.pos = 0;
+    this.jsonComplete = true;
+    let value = selected;
+    try {
+      const d = decodeBody(kind, key, version, true, buf, start, end, frameEnd, p);
+      if (d !== null) {
+        value = d.body;
+        this.jsonComplete = d.complete;
+      }
+    } catch (e) {
+      if (!(e instanceof BodyError)) throw e;
+    }
+    if (value === null) return null;
+    out.pos = 0;
+    out.utf8(bodyJsonText(kind, key, version, value, p));
+    return JSON_KEPT.keep(out.buf, 0, out.pos);
   }
 
   private requestNote(kind: 'unknown-api' | 'removed-version' | 'malformed-body', frame: number, header: RequestHeader, message: string): void {
@@ -488,6 +540,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     let body: Struct | null = null;
     let bodyComplete = true;
     let bodyError: string | null = null;
+    let bodyJson: Uint8Array | null = null;
     let want = headLen;
     if (request !== null) {
       const p = this.protocol;
@@ -499,10 +552,11 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
         if (this.full && !final && headLen < size && headLen < max) return Math.min(size, max);
         // A small response is read whole at once: decoding a prefix that proves too short costs more than the copy.
         if (!final && headLen < size && headLen < SMALL_RESPONSE) return Math.min(size, SMALL_RESPONSE);
-        const scan = this.full ? null : errorScanFor(apiKey, apiVersion, p);
+        const scan = this.decodeAll ? null : errorScanFor(apiKey, apiVersion, p);
         let scanned = false;
+        let start = -1;
         try {
-          const start = at + responseHeaderLength(head, at, at + headLen, headerVersion, p);
+          start = at + responseHeaderLength(head, at, at + headLen, headerVersion, p);
           if (scan !== null && headLen === size) {
             // Read whole, and only its ErrorCodes wanted: the scan reads them, building nothing. A body it
             // does not accept goes on to the interpreter, which says what is wrong.
@@ -514,7 +568,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
               codes = s.codes.length === 0 ? EMPTY_LIST : s.codes.slice();
             }
           }
-          const d = scanned ? null : decodeBody('response', apiKey, apiVersion, this.full, head, start, at + headLen, at + size, p);
+          const d = scanned ? null : decodeBody('response', apiKey, apiVersion, this.decodeAll, head, start, at + headLen, at + size, p);
           if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max);
           if (d !== null) {
             body = d.body;
@@ -529,8 +583,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
           if (e instanceof DecodeError && !final && headLen < size) return Math.min(size, max, BODY_HEAD);
           if (e instanceof BodyError) {
             bodyError = e.message;
-            if (this.full) {
-              const start = at + responseHeaderLength(head, at, at + headLen, headerVersion, p);
+            if (this.decodeAll) {
               const some = this.selective('response', apiKey, apiVersion, head, start, at + headLen, at + size);
               if (some !== null) {
                 codes = some.errorCodes;
@@ -539,9 +592,14 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
             }
           } else if (!(e instanceof DecodeError)) throw e;
         }
+        // A malformed response is written as null (not as its selected fields, as a request is).
+        if (this.json && start >= 0) {
+          bodyJson = this.jsonOf('response', apiKey, apiVersion, head, start, at + headLen, at + size, null);
+          bodyComplete = this.jsonComplete;
+        }
       }
     }
-    this.currentResponse = { frame, tsSec: 0, tsNsec: 0, size, correlationId, request, errorCode, errorCodes: codes, body, bodyComplete, bodyError, complete: false };
+    this.currentResponse = { frame, tsSec: 0, tsNsec: 0, size, correlationId, request, errorCode, errorCodes: codes, body, bodyComplete, bodyError, bodyJson, complete: false };
     return want;
   }
 

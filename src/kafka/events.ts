@@ -24,6 +24,11 @@ export interface KafkaRequest {
   bodyComplete: boolean;
   /** Why the body could not be decoded, when kcid tried (the path and the problem). */
   bodyError: string | null;
+  /**
+   * With KafkaOptions.bodyForm 'json': the body's JSON as UTF-8 (Kafka's converter form, secrets
+   * hidden); null otherwise, or when there is none (a version kcid does not know, a body that did not parse).
+   */
+  bodyJson: Uint8Array | null;
   /** PushTelemetry's Metrics bytes (a copy), when KafkaOptions.keepTelemetryBytes kept this frame whole. */
   metricsBlob: Uint8Array | null;
   /** PushTelemetry: the Metrics blob's declared size (never copied for this), null when null or unreadable; null for other APIs. */
@@ -50,6 +55,8 @@ export interface KafkaResponse {
   body: Struct | null;
   bodyComplete: boolean;
   bodyError: string | null;
+  /** As for requests. */
+  bodyJson: Uint8Array | null;
   complete: boolean;
 }
 

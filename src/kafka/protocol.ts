@@ -36,6 +36,8 @@ export class Protocol {
   /** The bodies' wire-to-JSON writers of these schemas (secrets.ts fills it on first use). */
   jsonWriters: unknown = null;
   private readonly errorCodes = new Map<string, number>();
+  /** errorLabel's answers, made once per code (every response row asks). */
+  private readonly errorLabels = new Map<number, string>();
 
   /**
    * Nothing per API is worked out here: the built-in schemas resolve an API at its first use, and a
@@ -164,8 +166,14 @@ export class Protocol {
 
   /** "UNSUPPORTED_VERSION (35)"; a code Kafka does not define is "unknown error code (137)". */
   errorLabel(code: number): string {
-    const name = schemaErrorName(code, this.schemas);
-    return name === null ? `unknown error code (${code})` : `${name} (${code})`;
+    let label = this.errorLabels.get(code);
+    if (label === undefined) {
+      const name = schemaErrorName(code, this.schemas);
+      label = name === null ? `unknown error code (${code})` : `${name} (${code})`;
+      // At most 65,536 (an int16 each), whatever the capture holds.
+      this.errorLabels.set(code, label);
+    }
+    return label;
   }
 
   /** "3-13" (what current Kafka accepts), "none". */

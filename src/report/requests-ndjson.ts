@@ -1,45 +1,134 @@
 /**
- * `kcid requests --format ndjson`: one JSON object per row, written straight as text. The keys are
- * literals in a fixed order (the order of {@link RequestRow}'s fields, as JSON.stringify of
- * requestJson(row) would write them) and each value is escaped as safeJson escapes it (jsonString:
- * JSON.stringify's escapes, plus \u escapes for what a terminal would act on), so a line is
- * byte for byte what safeJson(requestJson(row)) writes (test/requests-ndjson.test.ts holds it
- * there), without the object copied and serialised once per row.
+ * `kcid requests --format ndjson`: one JSON object per row, written straight into the output's bytes
+ * (base/byte-text.ts). The keys are literals in a fixed order (the order of {@link RequestRow}'s
+ * fields, as JSON.stringify of requestJson(row) would write them) and each value is escaped as
+ * safeJson escapes it (writeJsonString: JSON.stringify's escapes, plus \u escapes for what a
+ * terminal would act on), so a line is byte for byte what safeJson(requestJson(row)) writes
+ * (test/requests-ndjson.test.ts holds it there), without the object copied and serialised, nor a
+ * string made, once per row.
  */
-import { jsonString } from '../base/json-text.js';
+import { ByteText } from '../base/byte-text.js';
+import { writeJsonString } from '../base/json-text.js';
+import { writeIsoMicros } from '../base/time.js';
 import type { RequestRow } from './requests.js';
 
 /** A number as JSON.stringify writes it: NaN and the infinities as null, -0 as 0. */
-function num(n: number | null): string {
-  return n !== null && Number.isFinite(n) ? String(n) : 'null';
+function num(out: ByteText, n: number | null): void {
+  if (n === null || !Number.isFinite(n)) out.ascii('null');
+  else if (Number.isInteger(n)) out.int(n);
+  else out.ascii(String(n));
 }
 
-function tags(list: RequestRow['otherTags']): string {
-  if (list.length === 0) return '[]';
-  let out = '[';
-  for (let i = 0; i < list.length; i++) out += `${i === 0 ? '' : ','}{"tag":${num(list[i]!.tag)},"size":${num(list[i]!.size)}}`;
-  return `${out}]`;
+/**
+ * A latency in ms, which the rows make as a whole number of µs over 1000: written from that number's
+ * digits ("0.043", "12.5", "7"), which is what String writes for k / 1000 while k is well within a
+ * double's integers (each multiple of 0.001 then has a double of its own, so the shortest decimal that
+ * reads back as it is the multiple itself, trailing zeros dropped). Anything else goes through String.
+ */
+function millis(out: ByteText, ms: number | null): void {
+  if (ms === null || !Number.isFinite(ms)) return out.ascii('null');
+  const k = Math.round(ms * 1000);
+  if (k / 1000 !== ms || Math.abs(k) >= 1e15) return num(out, ms);
+  const whole = Math.trunc(k / 1000);
+  let frac = Math.abs(k - whole * 1000);
+  if (k < 0 && whole === 0) out.byte(0x2d); // -0.5: the sign the whole part cannot carry
+  out.int(whole);
+  if (frac === 0) return;
+  out.byte(0x2e);
+  out.byte(0x30 + Math.floor(frac / 100));
+  frac %= 100;
+  if (frac === 0) return;
+  out.byte(0x30 + Math.floor(frac / 10));
+  frac %= 10;
+  if (frac !== 0) out.byte(0x30 + frac);
+}
+
+function tags(out: ByteText, list: RequestRow['otherTags']): void {
+  if (list.length === 0) return out.ascii('[]');
+  for (let i = 0; i < list.length; i++) {
+    out.ascii(i === 0 ? '[{"tag":' : ',{"tag":');
+    num(out, list[i]!.tag);
+    out.ascii(',"size":');
+    num(out, list[i]!.size);
+    out.byte(0x7d);
+  }
+  out.byte(0x5d);
 }
 
 /** `truncated`, indexed by (request cut ? 2 : 0) + (response cut ? 1 : 0). */
 const TRUNCATED = ['[]', '["response"]', '["request"]', '["request","response"]'] as const;
 
+/** A body's JSON: text (the form made from a decoded value) or the bytes written from the wire. */
+function body(out: ByteText, json: string | Uint8Array): void {
+  if (typeof json === 'string') out.utf8(json);
+  else out.bytes(json);
+}
+
 /**
- * One row as a line. With --bodies, `request` and `response` follow (Kafka's JSON converter form,
- * terminal-safe as schema/json.ts writes it), and `truncated` lists the bodies decoded only as far
- * as kcid kept; a PushTelemetry row has its metrics decoded between them, as `telemetry`.
- * `input` is counted from 1, as the tables number inputs; `timeUs` is not written.
+ * One row as a line, into `out`. With --bodies, `request` and `response` follow (Kafka's JSON
+ * converter form, terminal-safe as schema/json.ts writes it), and `truncated` lists the bodies
+ * decoded only as far as kcid kept; a PushTelemetry row has its metrics decoded between them, as
+ * `telemetry`. `input` is counted from 1, as the tables number inputs; `timeUs` is not written, and
+ * is what `time` is written from when the row carries no text of it.
  */
-export function requestNdjson(row: RequestRow): string {
-  const head =
-    `{"frame":${num(row.frame)},"time":${jsonString(row.time)},"client":${jsonString(row.client)},"broker":${jsonString(row.broker)}` +
-    `,"apiKey":${num(row.apiKey)},"apiName":${jsonString(row.apiName)},"apiVersion":${num(row.apiVersion)},"headerVersion":${num(row.headerVersion)}` +
-    `,"correlationId":${num(row.correlationId)},"clientId":${jsonString(row.clientId)},"clientInstanceId":${jsonString(row.clientInstanceId)}` +
-    `,"otherTags":${tags(row.otherTags)},"responseFrame":${num(row.responseFrame)},"errorCode":${num(row.errorCode)},"errorName":${jsonString(row.errorName)}` +
-    `,"latencyMs":${num(row.latencyMs)},"input":${num(row.input + 1)},"requestCaptured":${row.requestCaptured ? 'true' : 'false'}`;
+export function writeRequestNdjson(out: ByteText, row: RequestRow): void {
+  out.ascii('{"frame":');
+  num(out, row.frame);
+  out.ascii(',"time":');
+  if (row.time === '') {
+    out.byte(0x22);
+    writeIsoMicros(out, row.timeUs);
+    out.byte(0x22);
+  } else writeJsonString(out, row.time);
+  out.ascii(',"client":');
+  writeJsonString(out, row.client);
+  out.ascii(',"broker":');
+  writeJsonString(out, row.broker);
+  out.ascii(',"apiKey":');
+  num(out, row.apiKey);
+  out.ascii(',"apiName":');
+  writeJsonString(out, row.apiName);
+  out.ascii(',"apiVersion":');
+  num(out, row.apiVersion);
+  out.ascii(',"headerVersion":');
+  num(out, row.headerVersion);
+  out.ascii(',"correlationId":');
+  num(out, row.correlationId);
+  out.ascii(',"clientId":');
+  writeJsonString(out, row.clientId);
+  out.ascii(',"clientInstanceId":');
+  writeJsonString(out, row.clientInstanceId);
+  out.ascii(',"otherTags":');
+  tags(out, row.otherTags);
+  out.ascii(',"responseFrame":');
+  num(out, row.responseFrame);
+  out.ascii(',"errorCode":');
+  num(out, row.errorCode);
+  out.ascii(',"errorName":');
+  writeJsonString(out, row.errorName);
+  out.ascii(',"latencyMs":');
+  millis(out, row.latencyMs);
+  out.ascii(',"input":');
+  num(out, row.input + 1);
+  out.ascii(row.requestCaptured ? ',"requestCaptured":true' : ',"requestCaptured":false');
   const b = row.bodies;
-  if (b === undefined) return `${head}}\n`;
-  const telemetry = b.telemetry === undefined ? '' : `,"telemetry":${b.telemetry}`;
-  const truncated = TRUNCATED[(b.requestComplete ? 0 : 2) + (b.responseComplete ? 0 : 1)];
-  return `${head},"request":${b.request}${telemetry},"response":${b.response},"truncated":${truncated}}\n`;
+  if (b === undefined) return out.ascii('}\n');
+  out.ascii(',"request":');
+  body(out, b.request);
+  if (b.telemetry !== undefined) {
+    out.ascii(',"telemetry":');
+    out.utf8(b.telemetry);
+  }
+  out.ascii(',"response":');
+  body(out, b.response);
+  out.ascii(',"truncated":');
+  out.ascii(TRUNCATED[(b.requestComplete ? 0 : 2) + (b.responseComplete ? 0 : 1)]!);
+  out.ascii('}\n');
+}
+
+/** One row's line as a string (writeRequestNdjson's bytes, decoded). */
+export function requestNdjson(row: RequestRow): string {
+  const out = new ByteText(1024);
+  writeRequestNdjson(out, row);
+  return Buffer.from(out.buf.buffer, out.buf.byteOffset, out.pos).toString('utf8');
 }

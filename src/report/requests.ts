@@ -10,8 +10,6 @@ import type { ConnState } from '../analysis/connection-state.js';
 import { requestOwner } from '../analysis/owner.js';
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { API_KEY, apiName, errorLabel } from '../kafka/protocol.js';
-import { bodyJson } from '../kafka/secrets.js';
-import type { Struct } from '../kafka/schema/interpreter.js';
 import { errorSummary, requestSummary } from '../kafka/summary.js';
 import { uuidToBase64 } from '../kafka/uuid.js';
 import { int } from '../kafka/fields.js';
@@ -63,11 +61,12 @@ export type BodiesForm = 'json' | 'summary';
 
 export interface RowBodies {
   /**
-   * 'json': the decoded bodies as Kafka's JSON converters write them (JSON text, secrets hidden),
-   * 'null' when there is none (no response, or a body that did not parse); 'summary': ''.
+   * 'json': the bodies as Kafka's JSON converters write them (secrets hidden), as UTF-8 the Kafka
+   * stage wrote (the analysis run with bodyForm 'json'), 'null' when there is none (no response, or a
+   * body that did not parse); 'summary': ''.
    */
-  request: string;
-  response: string;
+  request: string | Uint8Array;
+  response: string | Uint8Array;
   /** False when a frame was larger than --max-body-bytes (or cut by the capture) and decoded as far as kept. */
   requestComplete: boolean;
   responseComplete: boolean;
@@ -96,8 +95,6 @@ interface Pending {
   row: RequestRow;
   /** null for a response without its request. */
   request: KafkaRequest | null;
-  /** The response that answers it (kept for its body's JSON, written with the row). */
-  response: KafkaResponse | null;
   state: ConnState;
   ready: boolean;
   us: number;
@@ -134,7 +131,7 @@ export class RequestRows implements RequestObserver {
     private readonly bodies: BodiesForm | false = false,
     /** --bodies: PushTelemetry rows also carry their metrics, decoded (the analysis keeps those frames whole). */
     private readonly telemetry: RowTelemetry | null = null,
-    /** Rows carry `time` as text (false: '', for a consumer that reads timeUs only, such as the Parquet export). */
+    /** Rows carry `time` as text (false: '', for a consumer that reads timeUs only: the Parquet export, the NDJSON writer). */
     private readonly timeText = true,
   ) {}
 
@@ -168,7 +165,6 @@ export class RequestRows implements RequestObserver {
         ...(this.bodies !== false ? { bodies: requestBodies(r, this.bodies, this.telemetry) } : {}),
       },
       request: r,
-      response: null,
       state: s,
       ready: !r.expectsResponse,
       us,
@@ -192,7 +188,7 @@ export class RequestRows implements RequestObserver {
     const bodies = p.row.bodies;
     if (bodies !== undefined) {
       bodies.responseComplete = r.complete && r.bodyComplete;
-      if (this.bodies === 'json') p.response = r;
+      if (this.bodies === 'json') bodies.response = r.bodyJson ?? 'null';
       else bodies.errors = errorSummary(r.errorCodes);
     }
     p.ready = true;
@@ -223,7 +219,7 @@ export class RequestRows implements RequestObserver {
       requestCaptured: false,
       timeUs: us,
     };
-    this.queue.push({ row, request: null, response: null, state: s, ready: true, us });
+    this.queue.push({ row, request: null, state: s, ready: true, us });
     this.drain(us);
   }
 
@@ -262,20 +258,8 @@ export class RequestRows implements RequestObserver {
       const owner = requestOwner(p.request.header.clientInstanceId, p.state.connectionId);
       if (owner !== null) p.row.clientInstanceId = uuidToBase64(owner);
     }
-    // The bodies' JSON is made as the row goes out: a row waiting for its answer (or for the rows
-    // before it) keeps the decoded bodies it holds anyway, not their text too.
-    const bodies = p.row.bodies;
-    if (this.bodies === 'json' && bodies !== undefined && p.request !== null) {
-      const h = p.request.header;
-      bodies.request = bodyText('request', h.apiKey, h.apiVersion, p.request.body);
-      if (p.response !== null) bodies.response = bodyText('response', h.apiKey, h.apiVersion, p.response.body);
-    }
     this.emit(p.row, p.state, p.us);
   }
-}
-
-function bodyText(kind: 'request' | 'response', apiKey: number, apiVersion: number, body: Struct | null): string {
-  return body === null ? 'null' : bodyJson(kind, apiKey, apiVersion, body);
 }
 
 /** A row's bodies as the request comes; the JSON texts are filled in as the row is written. */
@@ -283,7 +267,8 @@ function requestBodies(r: KafkaRequest, form: BodiesForm, telemetry: RowTelemetr
   const h = r.header;
   const json = form === 'json';
   const bodies: RowBodies = {
-    request: json ? 'null' : '',
+    // 'json': the bytes the Kafka stage wrote from the wire (KafkaOptions.bodyForm 'json').
+    request: json ? (r.bodyJson ?? 'null') : '',
     response: json ? 'null' : '',
     requestComplete: r.complete && r.bodyComplete,
     responseComplete: true,
