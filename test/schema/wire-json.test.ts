@@ -15,6 +15,7 @@ import { layoutFor, type MessageSchema } from '../../src/kafka/schema/model.js';
 import { resolveSchemas } from '../../src/kafka/schema/registry.js';
 import { wireJsonWriter } from '../../src/kafka/schema/wire-json.js';
 import { toKafkaJson } from '../../src/kafka/schema/json.js';
+import { jsonString } from '../../src/base/json-text.js';
 import { compileDecoder, runDecoder } from '../../src/kafka/schema/interpreter.js';
 import { Out, randomMessage, rng } from './encoder.js';
 import { compactArray, compactString, concat, int16, int32, int8, taggedFields, uvarint } from '../builder/kafka.js';
@@ -288,6 +289,39 @@ describe('what the text holds', () => {
     expect(write('request', API_KEY.ApiVersions, 3, body)).toBe(
       '{"clientSoftwareName":"a\\"\\\\\\n\\u001b\\u007f\\u009b\\u2028\\ufeff","clientSoftwareVersion":"\ufffdé\ufffdA𝄞\ufffd\ufffd\ufffd"}',
     );
+  });
+
+  it('every 1- and 2-byte string, and 3- and 4-byte ones from every lead byte: the WHATWG decoder\'s text, escaped as jsonString escapes it', () => {
+    // ApiVersions v3 request: ClientSoftwareName (compact string), ClientSoftwareVersion "1", no tags.
+    const w = wireJsonWriter(message('request', API_KEY.ApiVersions), 3)!;
+    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+    const body = new Uint8Array(16);
+    const out = new ByteText(64);
+    const r = rng(7);
+    const wrong: string[] = [];
+    let checked = 0;
+    const one = (bytes: number[]): void => {
+      body[0] = bytes.length + 1;
+      body.set(bytes, 1);
+      body.set([2, 0x31, 0], bytes.length + 1);
+      out.pos = 0;
+      const want = Buffer.from(`{"clientSoftwareName":${jsonString(decoder.decode(Uint8Array.from(bytes)))},"clientSoftwareVersion":"1"}`, 'utf8');
+      if (!w(body, 0, bytes.length + 4, out) || !out.buf.subarray(0, out.pos).equals(want)) wrong.push(bytes.map((b) => b.toString(16)).join(' '));
+      checked++;
+    };
+    for (let a = 0; a < 256; a++) {
+      one([a]);
+      for (let b = 0; b < 256; b++) one([a, b]);
+      for (let k = 0; k < 400; k++) {
+        const n = 3 + Math.floor(r() * 4);
+        const bytes = [a];
+        // Continuation bytes mostly (where the decoder's ranges are), any byte sometimes.
+        for (let i = 1; i < n; i++) bytes.push(r() < 0.8 ? 0x80 + Math.floor(r() * 64) : Math.floor(r() * 256));
+        one(bytes);
+      }
+    }
+    expect(wrong.slice(0, 10)).toEqual([]);
+    expect(checked).toBe(256 + 65536 + 256 * 400);
   });
 
   it('int64 beyond 2^53 exact, UUIDs in base64, null and empty arrays and strings', () => {

@@ -596,7 +596,7 @@ class Gen {
         });
       }
       if (this.flexible) {
-        this.tagSection(tagged, path, emit, blk, (f, caseBlk) => this.field(f, path, emit, caseBlk, untagged > 0 ? Comma.Static : Comma.Dynamic));
+        this.tagSection(tagged, blk, (f, caseBlk) => this.field(f, path, emit, caseBlk, untagged > 0 ? Comma.Static : Comma.Dynamic));
       }
       if (emit) blk.fixed('o[q++] = 125;', 1);
       return;
@@ -610,7 +610,7 @@ class Gen {
     blk.fixed(`const ${p0} = p; let ${[...spans.values()].map((x) => `${x.s} = -1, ${x.e} = 0`).join(', ')};`, 0);
     const plain = present.filter((f) => !this.isTagged(f));
     for (let i = 0; i < plain.length; ) i = this.run(plain, i, blk, (f, at) => this.field(f, path, false, blk, Comma.None, at));
-    this.tagSection(tagged, path, false, blk, (f, caseBlk, end) => {
+    this.tagSection(tagged, blk, (f, caseBlk, end) => {
       const span = spans.get(f.tag!)!;
       caseBlk.fixed(`${span.s} = p; ${span.e} = ${end}; p = ${end};`, 0);
     });
@@ -649,9 +649,7 @@ class Gen {
    * take all of it (`known` writes that code; `end` is the expression of the value's end), an unknown one
    * is skipped.
    */
-  private tagSection(tagged: readonly FieldSchema[], path: string, emit: boolean, blk: Block, known: (f: FieldSchema, caseBlk: Block, end: string) => void): void {
-    void path;
-    void emit;
+  private tagSection(tagged: readonly FieldSchema[], blk: Block, known: (f: FieldSchema, caseBlk: Block, end: string) => void): void {
     const n = this.v('n');
     const i = this.v('i');
     const last = this.v('t');
