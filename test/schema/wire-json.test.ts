@@ -132,6 +132,25 @@ describe('cut and corrupted bodies', () => {
     expect(refused).toBeGreaterThan(500);
   });
 
+  it('random bytes as bodies of every API and version: taken exactly when the interpreter decodes them', () => {
+    const r = rng(99);
+    let taken = 0;
+    for (const api of p.apis) {
+      for (const v of versions(api.key)) {
+        for (const kind of ['request', 'response'] as const) {
+          for (let k = 0; k < 4; k++) {
+            // Mostly small bytes, so that counts and lengths are often plausible.
+            const bytes = Uint8Array.from({ length: Math.floor(r() * 48) }, () => (r() < 0.7 ? Math.floor(r() * 4) : Math.floor(r() * 256)));
+            const ok = check(kind, api.key, v, bytes);
+            expect(ok, `${api.name} v${v} ${kind}`).toBe(oldBytes(kind, api.key, v, bytes, 0, bytes.length) !== null);
+            if (ok) taken++;
+          }
+        }
+      }
+    }
+    expect(taken).toBeGreaterThan(100);
+  });
+
   it('hand-made malformed bodies: refused where the interpreter refuses them', () => {
     const av = (name: Uint8Array, tags = taggedFields()) => concat(name, compactString('1.0'), tags);
     const long = (n: number) => concat(uvarint(n + 1), new Uint8Array(n).fill(0x61));
