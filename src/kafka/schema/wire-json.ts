@@ -402,8 +402,8 @@ class Gen {
 
   /**
    * Code reading one value of `f` (an element's type, for an array's elements) at p, and with `emit`
-   * writing its text: `key` before a non-null value, `nullKey` before a null one (with `element`, an
-   * array's element, no key). `nullFlag`, in skip mode: a variable set to true when the value is null.
+   * writing its text: `key` before a non-null value, `nullKey` before a null one (both empty for an
+   * array's element). `nullFlag`, in skip mode: a variable set to true when the value is null.
    */
   private primitive(f: FieldSchema, emit: boolean, blk: Block, key: Uint8Array, nullKey: Uint8Array, nullable: boolean, nullFlag: string | null, at?: number): void {
     const prim = f.primitive!;
