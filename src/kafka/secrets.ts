@@ -67,15 +67,12 @@ interface JsonWriters {
 export function writeBodyJson(kind: 'request' | 'response', apiKey: number, version: number, buf: Uint8Array, start: number, end: number, out: ByteText, p: Protocol = protocol()): boolean {
   const all = (p.jsonWriters ??= { request: [], response: [] } satisfies JsonWriters) as JsonWriters;
   const byKey = kind === 'request' ? all.request : all.response;
-  let byVersion = byKey[apiKey];
-  if (byVersion === undefined) {
-    if (!Number.isInteger(apiKey) || apiKey < 0 || apiKey > 0x7fff) return false;
-    byKey[apiKey] = byVersion = [];
-  }
-  let w = byVersion[version];
+  let w = byKey[apiKey]?.[version];
   if (w === undefined) {
-    if (!Number.isInteger(version) || version < 0 || version >= 0x7fff) return false;
-    byVersion[version] = w = bodyWriter(kind, apiKey, version, p);
+    // Only what the schemas define is cached (a capture may name any key and version).
+    if (!p.isDefined(apiKey, version)) return false;
+    w = bodyWriter(kind, apiKey, version, p);
+    (byKey[apiKey] ??= [])[version] = w;
   }
   return w !== null && w(buf, start, end, out);
 }
