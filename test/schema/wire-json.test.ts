@@ -201,6 +201,11 @@ describe('cut and corrupted bodies', () => {
     expect(writeBodyJson('request', API_KEY.Heartbeat, 4, body, 4, 2, out, p)).toBe(false);
     expect(writeBodyJson('request', API_KEY.Heartbeat, 4, body, 0, 17, out, p)).toBe(false);
     expect(out.pos).toBe(0);
+    // Nothing is kept for what the schemas do not define.
+    const kept = p.jsonWriters as { request: (unknown[] | undefined)[] };
+    expect(kept.request[9999]).toBeUndefined();
+    expect(kept.request[API_KEY.Heartbeat]![999]).toBeUndefined();
+    expect(kept.request[API_KEY.Heartbeat]![0x7fff]).toBeUndefined();
   });
 });
 
