@@ -31,6 +31,16 @@ export class ByteText {
     this.buf[this.pos++] = c;
   }
 
+  /** Bytes made once ({@link latin1Bytes}): keys and literals, copied in a tight loop. */
+  lit(b: Uint8Array): void {
+    const n = b.length;
+    if (this.pos + n > this.buf.length) this.room(n);
+    const buf = this.buf;
+    const at = this.pos;
+    for (let i = 0; i < n; i++) buf[at + i] = b[i]!;
+    this.pos = at + n;
+  }
+
   /** A string of ASCII characters only (keys, numbers, literals the program wrote). */
   ascii(s: string): void {
     const n = s.length;
@@ -141,4 +151,9 @@ export class ByteArena {
     this.pos = at + n;
     return new Uint8Array(slab.buffer, at, n);
   }
+}
+
+/** A literal's bytes, for {@link ByteText.lit} (its characters below U+0100, one byte each). */
+export function latin1Bytes(s: string): Uint8Array {
+  return Uint8Array.from(s, (c) => c.charCodeAt(0));
 }

@@ -7,7 +7,7 @@
  * (test/requests-ndjson.test.ts holds it there), without the object copied and serialised, nor a
  * string made, once per row.
  */
-import { ByteText } from '../base/byte-text.js';
+import { ByteText, latin1Bytes } from '../base/byte-text.js';
 import { writeJsonString } from '../base/json-text.js';
 import { writeIsoMicros } from '../base/time.js';
 import type { RequestRow } from './requests.js';
@@ -56,13 +56,39 @@ function tags(out: ByteText, list: RequestRow['otherTags']): void {
 }
 
 /** `truncated`, indexed by (request cut ? 2 : 0) + (response cut ? 1 : 0). */
-const TRUNCATED = ['[]', '["response"]', '["request"]', '["request","response"]'] as const;
+const TRUNCATED = ['[]', '["response"]', '["request"]', '["request","response"]'].map(latin1Bytes);
 
 /** A body's JSON: text (the form made from a decoded value) or the bytes written from the wire. */
 function body(out: ByteText, json: string | Uint8Array): void {
   if (typeof json === 'string') out.utf8(json);
   else out.bytes(json);
 }
+
+/** The keys and literals of a line, as bytes. */
+const FRAME = latin1Bytes('{"frame":');
+const TIME = latin1Bytes(',"time":');
+const CLIENT = latin1Bytes(',"client":');
+const BROKER = latin1Bytes(',"broker":');
+const APIKEY = latin1Bytes(',"apiKey":');
+const APINAME = latin1Bytes(',"apiName":');
+const APIVERSION = latin1Bytes(',"apiVersion":');
+const HEADERVERSION = latin1Bytes(',"headerVersion":');
+const CORRELATIONID = latin1Bytes(',"correlationId":');
+const CLIENTID = latin1Bytes(',"clientId":');
+const CLIENTINSTANCEID = latin1Bytes(',"clientInstanceId":');
+const OTHERTAGS = latin1Bytes(',"otherTags":');
+const RESPONSEFRAME = latin1Bytes(',"responseFrame":');
+const ERRORCODE = latin1Bytes(',"errorCode":');
+const ERRORNAME = latin1Bytes(',"errorName":');
+const LATENCYMS = latin1Bytes(',"latencyMs":');
+const INPUT = latin1Bytes(',"input":');
+const END = latin1Bytes('}\n');
+const REQUEST = latin1Bytes(',"request":');
+const TELEMETRY = latin1Bytes(',"telemetry":');
+const RESPONSE = latin1Bytes(',"response":');
+const TRUNCATED_KEY = latin1Bytes(',"truncated":');
+const CAPTURED = latin1Bytes(',"requestCaptured":true');
+const NOT_CAPTURED = latin1Bytes(',"requestCaptured":false');
 
 /**
  * One row as a line, into `out`. With --bodies, `request` and `response` follow (Kafka's JSON
@@ -72,58 +98,58 @@ function body(out: ByteText, json: string | Uint8Array): void {
  * is what `time` is written from when the row carries no text of it.
  */
 export function writeRequestNdjson(out: ByteText, row: RequestRow): void {
-  out.ascii('{"frame":');
+  out.lit(FRAME);
   num(out, row.frame);
-  out.ascii(',"time":');
+  out.lit(TIME);
   if (row.time === '') {
     out.byte(0x22);
     writeIsoMicros(out, row.timeUs);
     out.byte(0x22);
   } else writeJsonString(out, row.time);
-  out.ascii(',"client":');
+  out.lit(CLIENT);
   writeJsonString(out, row.client);
-  out.ascii(',"broker":');
+  out.lit(BROKER);
   writeJsonString(out, row.broker);
-  out.ascii(',"apiKey":');
+  out.lit(APIKEY);
   num(out, row.apiKey);
-  out.ascii(',"apiName":');
+  out.lit(APINAME);
   writeJsonString(out, row.apiName);
-  out.ascii(',"apiVersion":');
+  out.lit(APIVERSION);
   num(out, row.apiVersion);
-  out.ascii(',"headerVersion":');
+  out.lit(HEADERVERSION);
   num(out, row.headerVersion);
-  out.ascii(',"correlationId":');
+  out.lit(CORRELATIONID);
   num(out, row.correlationId);
-  out.ascii(',"clientId":');
+  out.lit(CLIENTID);
   writeJsonString(out, row.clientId);
-  out.ascii(',"clientInstanceId":');
+  out.lit(CLIENTINSTANCEID);
   writeJsonString(out, row.clientInstanceId);
-  out.ascii(',"otherTags":');
+  out.lit(OTHERTAGS);
   tags(out, row.otherTags);
-  out.ascii(',"responseFrame":');
+  out.lit(RESPONSEFRAME);
   num(out, row.responseFrame);
-  out.ascii(',"errorCode":');
+  out.lit(ERRORCODE);
   num(out, row.errorCode);
-  out.ascii(',"errorName":');
+  out.lit(ERRORNAME);
   writeJsonString(out, row.errorName);
-  out.ascii(',"latencyMs":');
+  out.lit(LATENCYMS);
   millis(out, row.latencyMs);
-  out.ascii(',"input":');
+  out.lit(INPUT);
   num(out, row.input + 1);
-  out.ascii(row.requestCaptured ? ',"requestCaptured":true' : ',"requestCaptured":false');
+  out.lit(row.requestCaptured ? CAPTURED : NOT_CAPTURED);
   const b = row.bodies;
-  if (b === undefined) return out.ascii('}\n');
-  out.ascii(',"request":');
+  if (b === undefined) return out.lit(END);
+  out.lit(REQUEST);
   body(out, b.request);
   if (b.telemetry !== undefined) {
-    out.ascii(',"telemetry":');
+    out.lit(TELEMETRY);
     out.utf8(b.telemetry);
   }
-  out.ascii(',"response":');
+  out.lit(RESPONSE);
   body(out, b.response);
-  out.ascii(',"truncated":');
-  out.ascii(TRUNCATED[(b.requestComplete ? 0 : 2) + (b.responseComplete ? 0 : 1)]!);
-  out.ascii('}\n');
+  out.lit(TRUNCATED_KEY);
+  out.lit(TRUNCATED[(b.requestComplete ? 0 : 2) + (b.responseComplete ? 0 : 1)]!);
+  out.lit(END);
 }
 
 /** One row's line as a string (writeRequestNdjson's bytes, decoded). */
