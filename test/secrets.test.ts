@@ -1,14 +1,15 @@
 /**
  * Secrets never leave kcid. The fields that can carry one are derived from the schemas (every bytes
  * field, and the config values Kafka's request logger hides); every version of every message that has
- * one is decoded from random bytes (test/schema/encoder.ts) and written as --bodies writes it; and a
- * capture carrying a SASL token, a SCRAM salt and password, and a password config goes through every
- * output format.
+ * one is decoded from random bytes (test/schema/encoder.ts) and written as --bodies writes it (by
+ * bodyJson, and by writeBodyJson straight from the wire); and a capture carrying a SASL token, a SCRAM
+ * salt and password, and a password config goes through every output format.
  */
 import { describe, expect, it } from 'vitest';
 import { decodeBody } from '../src/kafka/bodies.js';
 import { protocol } from '../src/kafka/protocol.js';
-import { bodyJson, HIDDEN, secretFields } from '../src/kafka/secrets.js';
+import { bodyJson, HIDDEN, secretFields, writeBodyJson } from '../src/kafka/secrets.js';
+import { ByteText } from '../src/base/byte-text.js';
 import { inRange, layoutFor } from '../src/kafka/schema/model.js';
 import { randomMessage } from './schema/encoder.js';
 import { compactArray, compactString, concat, int16, int32, int8, taggedFields, uvarint } from './builder/kafka.js';
@@ -62,7 +63,12 @@ describe('the secret-carrying fields, from the schemas', () => {
           for (let seed = 1; seed <= 3; seed++) {
             const { bytes, value } = randomMessage(m, v, seed * 7919 + v);
             const d = decodeBody(kind, apiKey, v, true, bytes, 0, bytes.length, bytes.length)!;
-            const json = JSON.parse(bodyJson(kind, apiKey, v, d.body)) as unknown;
+            const text = bodyJson(kind, apiKey, v, d.body);
+            // The wire-to-JSON writer (--bodies' fast path) writes these very bytes.
+            const out = new ByteText(16);
+            expect(writeBodyJson(kind, apiKey, v, bytes, 0, bytes.length, out), `${m.name} v${v}`).toBe(true);
+            expect(out.buf.toString('utf8', 0, out.pos)).toBe(text);
+            const json = JSON.parse(text) as unknown;
             // Walk the expected value with the schema: every secret field in the JSON is a size, null, or hidden.
             const walk = (fs: readonly import('../src/kafka/schema/model.js').FieldSchema[], exp: Record<string, unknown>, got: Record<string, unknown>, path: string): void => {
               for (const f of fs) {

@@ -33,6 +33,8 @@ export class Protocol {
   headerPlans: unknown = null;
   /** The body decoders of these schemas (bodies.ts fills it on first use). */
   bodyPlans: unknown = null;
+  /** The bodies' wire-to-JSON writers of these schemas (secrets.ts fills it on first use). */
+  jsonWriters: unknown = null;
   private readonly errorCodes = new Map<string, number>();
   /** errorLabel's answers, made once per code (every response row asks). */
   private readonly errorLabels = new Map<number, string>();

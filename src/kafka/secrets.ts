@@ -14,6 +14,9 @@ import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { toKafkaJson } from './schema/json.js';
 import { inRange, layoutFor, type FieldSchema } from './schema/model.js';
 import type { Struct } from './schema/interpreter.js';
+import { wireJsonWriter, type WireJsonWriter } from './schema/wire-json.js';
+import { topErrorCodeOffset } from './bodies.js';
+import type { ByteText } from '../base/byte-text.js';
 
 /** Kafka's text for a hidden password. */
 export const HIDDEN = '[hidden]';
@@ -47,6 +50,84 @@ export function bodyJson(kind: 'request' | 'response', apiKey: number, version: 
   const m = kind === 'request' ? api.request : api.response;
   if (layoutFor(m, version) === null) return 'null';
   return toKafkaJson(body, m, version, { replace: HIDDEN_JSON.get(apiKey) });
+}
+
+/** The wire-to-JSON writers of one protocol, by kind, key and version (null: the fast path does not take it). */
+interface JsonWriters {
+  readonly request: (WireJsonWriter | null)[][];
+  readonly response: (WireJsonWriter | null)[][];
+}
+
+/**
+ * bodyJson's bytes, from the wire (schema/wire-json.ts): true when written; false when this fast path
+ * does not take the body (out.pos back where it was). When true, the bytes are exactly those of
+ * bodyJson over decodeBody's full decode of buf[start, end) (a whole body: end is the frame's end),
+ * UTF-8 encoded; false for every body decodeBody refuses, and for those the writer does not take.
+ */
+export function writeBodyJson(kind: 'request' | 'response', apiKey: number, version: number, buf: Uint8Array, start: number, end: number, out: ByteText, p: Protocol = protocol()): boolean {
+  const all = (p.jsonWriters ??= { request: [], response: [] } satisfies JsonWriters) as JsonWriters;
+  const byKey = kind === 'request' ? all.request : all.response;
+  let w = byKey[apiKey]?.[version];
+  if (w === undefined) {
+    // Only what the schemas define is cached (a capture may name any key and version).
+    if (!p.isDefined(apiKey, version)) return false;
+    w = bodyWriter(kind, apiKey, version, p);
+    (byKey[apiKey] ??= [])[version] = w;
+  }
+  return w !== null && w(buf, start, end, out);
+}
+
+/** The writer of one body version, as decodeBody decodes it and bodyJson writes it; null when there is none. */
+function bodyWriter(kind: 'request' | 'response', apiKey: number, version: number, p: Protocol): WireJsonWriter | null {
+  const api = p.api(apiKey);
+  // decodeBody decodes only the versions the protocol defines (and never 0x7fff).
+  if (api === undefined || !p.isDefined(apiKey, version)) return null;
+  const m = kind === 'request' ? api.request : api.response;
+  const replace = HIDDEN_JSON.get(apiKey);
+  const w = wireJsonWriter(m, version, replace);
+  if (w === null || kind === 'request' || apiKey !== API_KEY.ApiVersions) return w;
+  // KIP-511, as decodeBody reads it: a response with ErrorCode UNSUPPORTED_VERSION is a body of the
+  // lowest version, which decodeBody decodes (after the body of the asked version decoded) and bodyJson
+  // writes by the asked version's fields.
+  const lowest = api.definedVersions.lo;
+  const unsupported = p.errorCode('UNSUPPORTED_VERSION');
+  const layout = layoutFor(m, version)!;
+  const hasCode = layout.fields.some((f) => f.name === 'ErrorCode' && inRange(f.versions, version));
+  const at = topErrorCodeOffset(m, version);
+  // decodeBody compares the ErrorCode it read (undefined when there is none) with the code.
+  if (!hasCode) return unsupported === undefined && lowest !== version ? null : w;
+  if (unsupported === undefined || lowest === version) return w;
+  if (at === null) return null;
+  const low = wireJsonWriter(m, lowest, replace);
+  const lowLayout = layoutFor(m, lowest);
+  // The lowest version's text is the asked version's text of the same value when its fields are the
+  // asked version's, in the same order, under the same names (so it is for ApiVersions v0 in every version).
+  const same = low !== null && lowLayout !== null && sameText(lowLayout.fields, lowest, layout.fields, version);
+  return (buf, start, end, out) => {
+    const from = out.pos;
+    if (!w(buf, start, end, out)) return false;
+    if ((((buf[start + at]! << 24) | (buf[start + at + 1]! << 16)) >> 16) !== unsupported) return true;
+    out.pos = from;
+    return same && low!(buf, start, end, out);
+  };
+}
+
+/**
+ * Does toKafkaJson write a value decoded at version `lo` the same by version `hi`'s fields as by its own?
+ * It does when every field of `lo` is a field of `hi`, in the same order, of the same type, JSON name
+ * and replacement (the fields only `hi` has are absent from the value; the replacements go by path, so they match).
+ */
+function sameText(lo: readonly FieldSchema[], vLo: number, hi: readonly FieldSchema[], vHi: number): boolean {
+  const his = hi.filter((f) => inRange(f.versions, vHi));
+  let at = 0;
+  for (const f of lo) {
+    if (!inRange(f.versions, vLo)) continue;
+    while (at < his.length && his[at]!.name !== f.name) at++;
+    const g = his[at++];
+    if (g === undefined || g.jsonName !== f.jsonName || g.primitive !== f.primitive || g.isArray !== f.isArray || (g.struct === null) !== (f.struct === null)) return false;
+    if (f.struct !== null && !sameText(f.struct.fields, vLo, g.struct!.fields, vHi)) return false;
+  }
+  return true;
 }
 
 /** One schema field that can carry a secret: an API, request or response, and the field's path. */

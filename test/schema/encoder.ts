@@ -107,6 +107,36 @@ interface Ctx {
   flexible: boolean;
   r: R;
   depth: number;
+  /** Hostile values too (see {@link RandomOptions}). */
+  wild?: boolean;
+}
+
+/**
+ * Pieces of a wild string's bytes: plain ASCII, JSON's escapes, C0, DEL, C1, the format characters a
+ * terminal would act on, a BOM, 2-, 3- and 4-byte UTF-8, and malformed UTF-8 (a lone continuation
+ * byte, overlong and surrogate forms, truncated sequences, bytes that never start one).
+ */
+const WILD_PIECES: readonly number[][] = [
+  [0x61], [0x20], [0x7e], [0x22], [0x5c], [0x2f], [0x00], [0x08], [0x09], [0x0a], [0x0c], [0x0d], [0x1b], [0x1f], [0x7f],
+  [0xc2, 0x80], [0xc2, 0x9b], [0xc2, 0x9f], [0xc2, 0xa0], [0xc3, 0xa9], [0xd8, 0x9c], [0xe2, 0x80, 0x8b], [0xe2, 0x80, 0xa8], [0xe2, 0x80, 0xae],
+  [0xe2, 0x81, 0xa0], [0xe2, 0x81, 0xa9], [0xef, 0xbb, 0xbf], [0xef, 0xbf, 0xbd], [0xe2, 0x86, 0x92], [0xf0, 0x9d, 0x84, 0x9e], [0xf4, 0x8f, 0xbf, 0xbf],
+  [0x80], [0xbf], [0xc0, 0xaf], [0xc1], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xe2, 0x82], [0xf0, 0x9d, 0x84], [0xf0, 0x80, 0x80, 0x80],
+  [0xf4, 0x90, 0x80, 0x80], [0xf5], [0xf8], [0xfe], [0xff], [0xe0, 0xa0], [0xc2],
+];
+
+const WILD_FLOATS: readonly number[] = [NaN, Infinity, -Infinity, -0, 0, 1e21, 1e-7, 5e-324, -1.7976931348623157e308, 0.1, 123456789.125, -2.5];
+const WILD_INT64: readonly bigint[] = [0n, -1n, 1n, 2n ** 53n, 2n ** 53n + 1n, -(2n ** 53n), -(2n ** 53n) - 1n, 2n ** 63n - 1n, -(2n ** 63n), 2n ** 32n, -(2n ** 32n), 4294967295n, 1700000000000n];
+const WILD_INT32: readonly number[] = [0, -1, 1, 9, 10, 99, 100, 2147483647, -2147483648, 1000000000, -1000000000];
+
+function wildBytes(r: R): Uint8Array {
+  const n = int(r, 0, 12);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push(...pick(r, WILD_PIECES));
+  return Uint8Array.from(out);
+}
+
+function randomInt64(c: Ctx): bigint {
+  return c.wild && c.r() < 0.5 ? pick(c.r, WILD_INT64) : randomBigint(c.r);
 }
 
 function writeLength(o: Out, compact: boolean, n: number, wide: boolean): void {
@@ -139,7 +169,7 @@ function writePrimitive(o: Out, f: FieldSchema, c: Ctx, compact: boolean, nullab
       return n;
     }
     case 'int32': {
-      const n = int(r, -2147483648, 2147483647);
+      const n = c.wild && r() < 0.5 ? pick(r, WILD_INT32) : int(r, -2147483648, 2147483647);
       o.int32(n);
       return n;
     }
@@ -149,27 +179,27 @@ function writePrimitive(o: Out, f: FieldSchema, c: Ctx, compact: boolean, nullab
       return n;
     }
     case 'int64': {
-      const n = randomBigint(r);
+      const n = randomInt64(c);
       o.int64(n);
       return n;
     }
     case 'varint': {
-      const n = int(r, -2147483648, 2147483647);
+      const n = c.wild && r() < 0.5 ? pick(r, WILD_INT32) : int(r, -2147483648, 2147483647);
       o.uvarint(((n << 1) ^ (n >> 31)) >>> 0);
       return n;
     }
     case 'varlong': {
-      const n = randomBigint(r);
+      const n = randomInt64(c);
       o.uvarlong(BigInt.asUintN(64, (n << 1n) ^ (n >> 63n)));
       return n;
     }
     case 'float64': {
-      const x = (r() - 0.5) * 1e6;
+      const x = c.wild && r() < 0.6 ? pick(r, WILD_FLOATS) : (r() - 0.5) * 1e6;
       o.float64(x);
       return x;
     }
     case 'uuid': {
-      const u = new Uint8Array(16).map(() => int(r, 0, 255));
+      const u = c.wild && r() < 0.3 ? new Uint8Array(16) : new Uint8Array(16).map(() => int(r, 0, 255));
       o.raw(u);
       return u;
     }
@@ -178,8 +208,9 @@ function writePrimitive(o: Out, f: FieldSchema, c: Ctx, compact: boolean, nullab
         writeLength(o, compact, -1, false);
         return null;
       }
-      const s = randomString(r);
-      const b = new TextEncoder().encode(s);
+      const plain = c.wild ? null : randomString(r);
+      const b = plain === null ? wildBytes(r) : new TextEncoder().encode(plain);
+      const s = plain ?? new TextDecoder('utf-8', { ignoreBOM: true }).decode(b);
       writeLength(o, compact, b.length, false);
       o.raw(b);
       return s;
@@ -261,11 +292,20 @@ export function writeStruct(o: Out, fields: readonly FieldSchema[], c: Ctx): Exp
   return value;
 }
 
+export interface RandomOptions {
+  /**
+   * Hostile values too: strings of C0 and C1 controls, quotes, backslashes, format characters, BOMs and
+   * malformed UTF-8 (the value holds them as the WHATWG decoder reads them); NaN, infinite and
+   * negative-zero floats; int64 and varlong at and beyond 2^53 and at their limits; all-zero UUIDs.
+   */
+  readonly wild?: boolean;
+}
+
 /** Random bytes of `message` at `version`, and the value they hold. */
-export function randomMessage(message: MessageSchema, version: number, seed: number): { bytes: Uint8Array; value: Expected } {
+export function randomMessage(message: MessageSchema, version: number, seed: number, options: RandomOptions = {}): { bytes: Uint8Array; value: Expected } {
   const layout = layoutFor(message, version);
   if (!layout) throw new Error(`${message.name} has no v${version}`);
   const o = new Out();
-  const value = writeStruct(o, layout.fields, { version, flexible: inRange(layout.flexibleVersions, version), r: rng(seed), depth: 0 });
+  const value = writeStruct(o, layout.fields, { version, flexible: inRange(layout.flexibleVersions, version), r: rng(seed), depth: 0, wild: options.wild === true });
   return { bytes: o.done(), value };
 }
