@@ -15,7 +15,7 @@ import { int, str, type Struct } from './fields.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import { ByteArena, ByteText } from '../base/byte-text.js';
-import { bodyJson as bodyJsonText } from './secrets.js';
+import { bodyJson as bodyJsonText, writeBodyJson } from './secrets.js';
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
 import { PendingRequests } from './pending.js';
@@ -444,15 +444,18 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private jsonComplete = true;
 
   /**
-   * --bodies as JSON: the body in buf[start, end) (the frame ends at frameEnd) as JSON bytes, decoded
-   * into a value and written from that (as far as the prefix kept goes); a malformed one is written as
-   * what the rules' fields read of it (`selected`), or null.
+   * --bodies as JSON: the body in buf[start, end) (the frame ends at frameEnd) as JSON bytes, written
+   * from the wire (secrets.ts writeBodyJson). A body that way does not take (cut by the prefix kept,
+   * or refused) is decoded into a value and written from that, as --bodies always wrote it (as far as
+   * the prefix goes); a malformed one is written as what the rules' fields read of it (`selected`), or null.
    */
   private jsonOf(kind: 'request' | 'response', key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number, selected: Struct | null): Uint8Array | null {
     const p = this.protocol;
     const out = JSON_SCRATCH;
     out.pos = 0;
     this.jsonComplete = true;
+    // A whole body is written from the wire; one cut by the prefix kept, or that way does not take, from its value.
+    if (end === frameEnd && writeBodyJson(kind, key, version, buf, start, end, out, p)) return JSON_KEPT.keep(out.buf, 0, out.pos);
     let value = selected;
     try {
       const d = decodeBody(kind, key, version, true, buf, start, end, frameEnd, p);

@@ -8,8 +8,11 @@
  * Each lane posts its lines in chunks, with each line's frame and a watermark (no later line of
  * the lane has a lower frame). A line goes out when every other lane has a buffered line with a
  * higher frame, a higher watermark, or has ended.
+ *
+ * Asked for with `kcid requests --jobs N`. Every lane reads and parses every packet, so lanes pay
+ * where the work per connection outweighs reading (many small connections, --bodies), not on a few
+ * connections carrying large frames.
  */
-import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { AnalyzeOptions } from '../analysis/run.js';
 import type { Filters } from '../analysis/filters.js';
@@ -22,17 +25,6 @@ export const LANE_CHUNK_BYTES = 256 * 1024;
 export const LANE_MAX_IN_FLIGHT = 16;
 /** A lane says where it is at least this often (in packets), lines or not, so the merge never waits long on it. */
 export const LANE_MARK_PACKETS = 65_536;
-/** Inputs smaller than this are read on one thread: starting workers costs more than they save. */
-export const LANE_MIN_BYTES = 32 * 1024 * 1024;
-
-/**
- * Lanes by default: every core, up to 4. Unlike `kcid analyze`'s captures (cores minus one, since
- * one analysis keeps 1.4 cores busy), rows are mostly work on the main thread: on 2 cores, chatty's
- * 200 MB (--bodies) in two lanes took <see README> against one.
- */
-export function defaultLanes(): number {
-  return Math.min(4, availableParallelism());
-}
 
 export interface LaneJob {
   file: string;
