@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 /**
- * Bundles kcid into four files: dist/cli/kcid.mjs, the command line bin/kcid loads,
- * dist/analysis/worker.mjs, the worker thread of --jobs, dist/report/lane-worker.mjs, a lane of
- * `kcid requests` on several cores, and dist/export/encoder-worker.mjs, the thread that encodes
- * Parquet. Run by `npm run build` after tsc has
+ * Bundles kcid into three files: dist/cli/kcid.mjs, the command line bin/kcid loads,
+ * dist/analysis/worker.mjs, the worker thread of --jobs, and dist/export/encoder-worker.mjs, the
+ * thread that encodes Parquet. Run by `npm run build` after tsc has
  * type-checked the source.
  *
  * Why: Node 20 loads an ES module with a resolve, a stat, an asynchronous read, a compile and a
@@ -36,8 +35,6 @@ await Promise.all([
   build({ ...common, entryPoints: [join(root, 'src/cli/main.ts')], outfile: join(root, 'dist/cli/kcid.mjs') }),
   // A worker thread of --jobs starts as quickly: one file too.
   build({ ...common, entryPoints: [join(root, 'src/analysis/worker.ts')], outfile: join(root, 'dist/analysis/worker.mjs') }),
-  // A lane of kcid requests (src/report/lanes.ts).
-  build({ ...common, entryPoints: [join(root, 'src/report/lane-worker.ts')], outfile: join(root, 'dist/report/lane-worker.mjs') }),
   // The thread that encodes an export's Parquet (src/export/encoder.ts).
   build({ ...common, entryPoints: [join(root, 'src/export/encoder-worker.ts')], outfile: join(root, 'dist/export/encoder-worker.mjs') }),
 ]);

@@ -37,8 +37,6 @@ export interface RequestObserver {
   response?(s: ConnState, r: KafkaResponse): void;
   unanswered?(s: ConnState, r: KafkaRequest): void;
   connectionEnd?(s: ConnState): void;
-  /** After each packet of the input, whether or not it was a Kafka one (its frame and time, µs). */
-  tick?(frame: number, us: number): void;
 }
 
 /** The registry's rule for each kind of stream note. */

@@ -7,7 +7,6 @@ import { readCapture, readCaptureStream } from '../capture/read.js';
 import type { PacketRef, PacketSink } from '../capture/types.js';
 import { KafkaStreamFactory } from '../kafka/conversation.js';
 import { decodeTcp } from '../net/decode.js';
-import { connectionLane } from '../net/shard.js';
 import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import { ActivityCollector } from './activity.js';
@@ -48,11 +47,6 @@ export interface AnalyzeOptions {
   kip1313?: Kip1313Revision;
   /** kcid requests --bodies: decode every body, keeping up to this many bytes of each frame. */
   maxBodyBytes?: number;
-  /**
-   * One lane of several (kcid requests on several cores): only the connections of this share
-   * (net/shard.ts) are followed; every packet is still read, so times and frames are the input's.
-   */
-  lane?: { index: number; count: number };
   /**
    * False: the requests are only shown (kcid requests): no rule is run and no connection summarised,
    * so the result lists no connections or findings (CaptureAnalyzer's `judge`).
@@ -176,8 +170,6 @@ export async function analyzeInput(
   const segment = newSegment();
   let packets = 0;
   let startUs: number | null = null;
-  const lane = opts.lane;
-  const tick = observer?.tick === undefined ? null : observer.tick.bind(observer);
   const sink: PacketSink = {
     onPacket(p: PacketRef) {
       if (packets === 0) {
@@ -187,12 +179,7 @@ export async function analyzeInput(
       packets++;
       clock.tsSec = p.tsSec;
       clock.tsNsec = p.tsNsec;
-      if (decodeTcp(p, segment, net)) {
-        // A lane follows its share of the connections; the others' packets only move its clock.
-        if (lane === undefined || connectionLane(segment, lane.count) === lane.index) reassembler.segment(segment);
-        else reassembler.advance(segment.tsSec);
-      }
-      if (tick !== null) tick(p.frame, toMicros(p.tsSec, p.tsNsec));
+      if (decodeTcp(p, segment, net)) reassembler.segment(segment);
     },
     onSecrets(type: number, data: Buffer) {
       if (type === SECRETS_TLS_KEY_LOG) tlsKeys.add("the capture's decryption secrets block", data.toString('latin1'));

@@ -28,7 +28,6 @@ import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { RequestRows, RequestTable, requestJson, type RequestRow } from '../report/requests.js';
 import { writeRequestNdjson } from '../report/requests-ndjson.js';
-import { laneRows } from '../report/lanes.js';
 import { makeClock, TimeZoneError, type Clock, type TimeFormat } from '../report/clock.js';
 import type { Style } from '../report/style.js';
 import { activateProtocol, API_KEY, apiLabel } from '../kafka/protocol.js';
@@ -466,34 +465,8 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   };
   let kept = 0;
   let orphans = 0;
-  // --jobs N: NDJSON in N lanes (report/lanes.ts), the same bytes as one thread. Not by default: each
-  // lane reads the whole file, which on 2 cores made produce-heavy slower (1.6-3.4 s against 0.9-1.2 s)
-  // while chatty --bodies gained a fifth (3.4-3.8 s against 4.3-4.8 s).
-  const lanes = o.format === 'ndjson' && !follow && o.jobs !== undefined ? parseJobs(o.jobs) : 1;
   try {
     for (const [i, file] of captures.entries()) {
-      // Each lane reads the file itself: a regular file only (not stdin, a pipe or a device).
-      if (lanes > 1 && file !== '-' && isRegularFile(file)) {
-        progress?.start(file);
-        const n = await laneRows({
-          file,
-          input: i,
-          lanes,
-          opts,
-          filters,
-          bodies: o.bodies === true ? 'json' : false,
-          telemetryMaxBytes: telemetry === null ? null : telemetry.maxBytes,
-          write: (bytes, from, to) => {
-            out.bytes.bytes(bytes, from, to);
-            out.wrote();
-          },
-          ...(progress === null ? {} : { onProgress: (read: number, total: number | null, packets: number) => progress.update(read, total, packets, 0, 0) }),
-        });
-        progress?.done();
-        kept += n.kept;
-        orphans += n.orphans;
-        continue;
-      }
       startUs = null;
       const keep = rowPredicate(filters, () => startUs);
       // No row needs `time` as text: NDJSON writes it from timeUs, the table through its clock.
@@ -530,15 +503,6 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
   out.close();
   checkNotEmpty(kept > 0, o, filters);
   return EXIT_CLEAN;
-}
-
-/** Is the capture a regular file? (One that cannot be read is not: the one-thread path then says why.) */
-function isRegularFile(file: string): boolean {
-  try {
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** Rows `kcid requests` on a terminal measures before it prints the header. */

@@ -37,7 +37,7 @@ function addCaptureOptions(cmd: Command): Command {
     .option('--idle-timeout <seconds>', 'retire a connection idle this long in capture time (default: 600)')
     .option('--max-connection-summaries <n>', 'connections kept per capture for instances and the connection list; later ones are counted only (default: 250000)')
     .option('--max-findings <n>', 'findings of one rule listed per capture; the rest are counted only (default: 1000)')
-    .option('-j, --jobs <n>', 'captures analysed in parallel, on this thread and worker threads (default: the number of cores minus one); kcid requests --format ndjson: lanes sharing one capture (default 1)')
+    .option('-j, --jobs <n>', 'captures analysed in parallel, on this thread and worker threads (default: the number of cores minus one)')
     .option('-q, --quiet', 'no progress line on stderr')
     .option('--instance <id>', 'only this client instance (base64 or hex UUID, or a unique prefix)')
     .option('--client-id <clientId>', 'only connections that name this ClientId')

@@ -2,14 +2,8 @@
  * `kcid requests`: one row per request, in capture order, with the frame of the response that
  * answers it. A row waits until its response arrives or is known never to come (connection end,
  * Produce acks=0, evicted from the pending table); rows behind it wait their turn, so the output
- * is in request order: by frame (a request's row is made at the frame its last byte came in).
- *
- * The wait is bounded, and judged after every packet ({@link RequestRows.tick}) by that packet
- * alone: when the oldest waiting request is more than MAX_WAIT_US of capture time or
- * MAX_WAIT_FRAMES frames behind it, it is written without a response. So the rows do not depend
- * on which other connections were seen: lanes that each follow a share of the connections
- * (report/lanes.ts) write between them exactly the rows of one (a last bound, MAX_QUEUED rows
- * queued, is the exception: only a capture of thousands of requests per frame reaches it).
+ * is in request order. The wait is bounded: past MAX_WAITING rows, or when the oldest waiting
+ * request is older than MAX_WAIT_US of capture time, the oldest is written without a response.
  */
 import type { RequestObserver } from '../analysis/analyzer.js';
 import type { ConnState } from '../analysis/connection-state.js';
@@ -93,12 +87,9 @@ export interface RowTelemetry {
   maxBytes: number;
 }
 
+const MAX_WAITING = 50_000;
 /** Kafka's request.timeout.ms defaults to 30 s; a response later than twice that is not coming. */
 const MAX_WAIT_US = 60_000_000;
-/** Frames a row waits at most: with the rows behind it, about 30,000 on chatty's traffic (421,473 requests in 1.44 M frames). */
-const MAX_WAIT_FRAMES = 100_000;
-/** Rows queued at most, whatever the frames: memory's last bound. */
-const MAX_QUEUED = 200_000;
 
 interface Pending {
   row: RequestRow;
@@ -180,7 +171,7 @@ export class RequestRows implements RequestObserver {
     };
     this.queue.push(p);
     if (!p.ready) awaiting(s).push(p);
-    this.flush();
+    this.drain(us);
   }
 
   response(s: ConnState, r: KafkaResponse): void {
@@ -201,7 +192,7 @@ export class RequestRows implements RequestObserver {
       else bodies.errors = errorSummary(r.errorCodes);
     }
     p.ready = true;
-    this.flush();
+    this.drain(p.us);
   }
 
   /** A response whose request was not captured: a row of its own, in its place among the requests. */
@@ -229,45 +220,28 @@ export class RequestRows implements RequestObserver {
       timeUs: us,
     };
     this.queue.push({ row, request: null, state: s, ready: true, us });
-    this.flush();
+    this.drain(us);
   }
 
   unanswered(s: ConnState, r: KafkaRequest): void {
     const p = take(s, r);
     if (p === undefined) return;
     p.ready = true;
-    this.flush();
-  }
-
-  /** The frame of the oldest row not yet written, or null when none waits: no later line can have a lower one. */
-  waitingFrame(): number | null {
-    const p = this.queue[this.head];
-    return p === undefined || p === null ? null : p.row.frame;
-  }
-
-  /** After each packet (its frame and time): rows waiting too long behind it go out without their answer. */
-  tick(frame: number, us: number): void {
-    if (this.head < this.queue.length) this.drain(frame, us);
+    this.drain(p.us);
   }
 
   /** End of input: everything still waiting is written (at the end of time, every row has waited long enough). */
   finish(): void {
-    this.drain(Infinity, Infinity);
+    this.drain(Infinity);
     this.queue.length = 0;
     this.head = 0;
   }
 
-  /** The rows at the head that are ready go out. */
-  private flush(): void {
-    const head = this.queue[this.head];
-    if (head !== undefined && head!.ready) this.drain(-Infinity, -Infinity);
-  }
-
-  /** Rows go out from the head while ready, or while waiting too long at (nowFrame, nowUs). */
-  private drain(nowFrame: number, nowUs: number): void {
+  private drain(nowUs: number): void {
     while (this.head < this.queue.length) {
       const p = this.queue[this.head]!;
-      if (!p.ready && nowUs - p.us <= MAX_WAIT_US && nowFrame - p.row.frame <= MAX_WAIT_FRAMES && this.queue.length - this.head <= MAX_QUEUED) break;
+      const waiting = this.queue.length - this.head;
+      if (!p.ready && waiting <= MAX_WAITING && nowUs - p.us <= MAX_WAIT_US) break;
       this.queue[this.head++] = null;
       this.write(p);
     }

@@ -118,22 +118,14 @@ export class Reassembler {
   }
 
   segment(s: TcpSegment): void {
-    this.advance(s.tsSec);
+    if (s.tsSec > this.now) {
+      this.now = s.tsSec;
+      this.retireIdle();
+    }
     const entry = this.table.find(s);
     if (entry === undefined) this.onNewTuple(s);
     else if (entry.tombstone) this.onRecentlyClosed(entry, s, this.table.dir);
     else this.onLive(entry, s, this.table.dir);
-  }
-
-  /**
-   * Capture time moves to a segment's second (a lane's, for a connection it does not follow:
-   * connections idle past the timeout are retired by the same packets as without lanes).
-   */
-  advance(tsSec: number): void {
-    if (tsSec > this.now) {
-      this.now = tsSec;
-      this.retireIdle();
-    }
   }
 
   /** End of the capture: every live connection delivers what waits behind holes, then ends. */
