@@ -5,7 +5,8 @@
  * Two modes. `kcid analyze` (and the other commands) decode only what the rules and reports read: a
  * field selection per API ({@link REQUEST_FIELDS}, {@link RESPONSE_FIELDS}, and every ErrorCode a
  * response version carries, found in its schema), so most requests cost no body decoding at all and
- * Produce costs its TransactionalId and Acks. `kcid requests --bodies` decodes every field. Either way
+ * Produce costs its TransactionalId and Acks. `kcid requests --bodies` in a table decodes every field
+ * (its NDJSON writes bodies from the wire instead: schema/wire-json.ts, and falls back here). Either way
  * records fields are sized, never decoded, and a frame larger than the prefix kept is decoded as far
  * as the prefix goes (the result says it is incomplete).
  */

@@ -49,8 +49,8 @@ export interface KafkaOptions {
    */
   keepTelemetryBytes?: number;
   /**
-   * `kcid requests --bodies`: decode every field of every body, keeping up to this many bytes of each
-   * frame (a larger frame is decoded as far as that goes). Absent: decode only what the rules read.
+   * `kcid requests --bodies`: read every body, keeping up to this many bytes of each frame (a larger
+   * frame is decoded as far as that goes), as {@link bodyForm} says. Absent: decode only what the rules read.
    */
   maxBodyBytes?: number;
   /**
