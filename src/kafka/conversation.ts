@@ -85,6 +85,13 @@ const WHOLE_SCAN = new ErrorScan();
 const JSON_SCRATCH = new ByteText(64 * 1024);
 const JSON_KEPT = new ByteArena();
 
+/** The JSON just written into JSON_SCRATCH, kept; a scratch a large body grew goes back to its size. */
+function keptJson(): Uint8Array {
+  const json = JSON_KEPT.keep(JSON_SCRATCH.buf, 0, JSON_SCRATCH.pos);
+  if (JSON_SCRATCH.buf.length > 1024 * 1024) JSON_SCRATCH.buf = Buffer.allocUnsafe(64 * 1024);
+  return json;
+}
+
 export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner {
   client: Endpoint;
   broker: Endpoint;
@@ -455,7 +462,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     out.pos = 0;
     this.jsonComplete = true;
     // A whole body is written from the wire; one cut by the prefix kept, or that way does not take, from its value.
-    if (end === frameEnd && writeBodyJson(kind, key, version, buf, start, end, out, p)) return JSON_KEPT.keep(out.buf, 0, out.pos);
+    if (end === frameEnd && writeBodyJson(kind, key, version, buf, start, end, out, p)) return keptJson();
     let value = selected;
     try {
       const d = decodeBody(kind, key, version, true, buf, start, end, frameEnd, p);
@@ -469,7 +476,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     if (value === null) return null;
     out.pos = 0;
     out.utf8(bodyJsonText(kind, key, version, value, p));
-    return JSON_KEPT.keep(out.buf, 0, out.pos);
+    return keptJson();
   }
 
   private requestNote(kind: 'unknown-api' | 'removed-version' | 'malformed-body', frame: number, header: RequestHeader, message: string): void {
