@@ -187,6 +187,23 @@ describe('the bodies as JSON from the Kafka stage (bodyForm json)', () => {
   });
 });
 
+describe('rows without judging (judge: false, as kcid requests runs)', () => {
+  it.each(FIXTURES)('are the rows of a judged analysis, with no finding made and no connection summarised: %s', async (file) => {
+    const run = async (judge: boolean) => {
+      const lines: string[] = [];
+      const observer = new RequestRows(0, (row) => lines.push(requestNdjson(row)));
+      const result = await analyzeInput(file, 0, { ...DEFAULTS, kafkaPorts: new Set([9092, 9093]), telemetry: 'off', judge }, () => {}, observer);
+      observer.finish();
+      return { lines, findings: result.findings.length, connections: result.connections.length };
+    };
+    const judged = await run(true);
+    const rows = await run(false);
+    expect(rows.lines).toEqual(judged.lines);
+    expect([rows.findings, rows.connections]).toEqual([0, 0]);
+    expect(judged.connections).toBeGreaterThan(0);
+  });
+});
+
 describe('isoMicros', () => {
   it('gives what Date gives, second by second and across seconds, days and years', () => {
     const starts = [0, 1_796_092_449_268_335, 1_796_092_449_999_998, 253_402_300_799_999_000, -1, -62_135_596_800_000_000, -62_167_219_200_000_001];

@@ -203,6 +203,7 @@ export class CaptureAnalyzer implements KafkaListener {
     c.listenerState = null;
     this.liveStates--;
     if (!this.judge) {
+      this.passedConnections++;
       this.observer.connectionEnd?.(s);
       return;
     }
@@ -221,6 +222,9 @@ export class CaptureAnalyzer implements KafkaListener {
       this.unlisted.responses += s.responses;
     }
   }
+
+  /** Without judging: Kafka connections that ended (none is summarised), for the progress line. */
+  passedConnections = 0;
 
   /** Kafka connections that ended without a request, a response, a gap or a finding. */
   emptyConnections = 0;

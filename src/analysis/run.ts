@@ -189,7 +189,7 @@ export async function analyzeInput(
   const readOpts =
     progress === undefined
       ? {}
-      : { onProgress: (read: number, total: number | null) => progress(read, total, packets, analyzer.connections.length + analyzer.liveConnections, findings.length) };
+      : { onProgress: (read: number, total: number | null) => progress(read, total, packets, analyzer.connections.length + analyzer.passedConnections + analyzer.liveConnections, findings.length) };
   const stats =
     opts.signal === undefined
       ? await readCapture(file, sink, readOpts)
