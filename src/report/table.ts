@@ -226,7 +226,53 @@ function findingsList(report: Report, style: Style, width: number): string {
  */
 const ROWS_PER_TABLE = 100;
 
+/** A cell kcid lays out itself: printable ASCII, on one line or several, or colour codes on one line. */
+const PLAIN_CELL = /^(?:[\x20-\x7e\n]*|[\x20-\x7e\x1b]*)$/;
+
+/**
+ * The table cli-table3 draws with kcid's style (compact, no lines between rows, one space of
+ * padding, every column as wide as its widest line), drawn here when every cell is {@link PLAIN_CELL}:
+ * cli-table3 measures each string through ansi-regex, whose pattern it compiles anew each time (1.3
+ * of the 2.3 s a table of chatty's 1,000 client instances took). Held to cli-table3's bytes by
+ * test/table.test.ts; null when a cell is not plain (wide characters are measured by cli-table3).
+ */
+export function plainTable(head: readonly string[], rows: readonly string[][]): string | null {
+  const cells = head.length === 0 ? rows : [head, ...rows];
+  const widths = (cells[0] ?? head).map(() => 0);
+  const split: string[][][] = [];
+  for (const row of cells) {
+    const lines: string[][] = [];
+    for (let i = 0; i < row.length; i++) {
+      const cell = row[i]!;
+      if (!PLAIN_CELL.test(cell)) return null;
+      const parts = cell.split('\n');
+      for (const part of parts) widths[i] = Math.max(widths[i]!, unstyled(part).length);
+      lines.push(parts);
+    }
+    split.push(lines);
+  }
+  const rule = (left: string, mid: string, right: string) => `${left}${widths.map((w) => '─'.repeat(w + 2)).join(mid)}${right}`;
+  const out = [rule('┌', '┬', '┐')];
+  for (const lines of split) {
+    const height = Math.max(1, ...lines.map((l) => l.length));
+    for (let k = 0; k < height; k++) {
+      let line = '│';
+      for (let i = 0; i < widths.length; i++) {
+        const text = lines[i]?.[k] ?? '';
+        line += ` ${text}${' '.repeat(widths[i]! - unstyled(text).length)} │`;
+      }
+      out.push(line);
+    }
+  }
+  out.push(rule('└', '┴', '┘'));
+  return out.join('\n');
+}
+
 function rowsTable(head: string[], style: Style, rows: readonly string[][], colWidths?: number[]): string {
+  if (colWidths === undefined) {
+    const plain = plainTable(head.map((h) => style.bold(h)), rows);
+    if (plain !== null) return plain;
+  }
   const build = (withHead: boolean, widths: number[] | undefined, from: number): string[] => {
     const t = table(withHead ? head : [], style, widths);
     for (let i = from; i < Math.min(rows.length, from + ROWS_PER_TABLE); i++) t.push(rows[i]!);
