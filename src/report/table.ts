@@ -238,7 +238,8 @@ const PLAIN_CELL = /^(?:[\x20-\x7e\n]*|[\x20-\x7e\x1b]*)$/;
  */
 export function plainTable(head: readonly string[], rows: readonly string[][]): string | null {
   const cells = head.length === 0 ? rows : [head, ...rows];
-  const widths = (cells[0] ?? head).map(() => 0);
+  if (cells.length === 0) return null;
+  const widths = cells[0]!.map(() => 0);
   const split: string[][][] = [];
   for (const row of cells) {
     const lines: string[][] = [];
