@@ -91,29 +91,50 @@ export class ByteText {
   /** An integer as JSON (and String) writes it; any other number as String writes it. */
   int(n: number): void {
     if (!Number.isSafeInteger(n)) return this.ascii(String(n));
+    // A sign and at most 16 digits (2^53 - 1 is 9007199254740991).
     if (this.pos + 17 > this.buf.length) this.room(17);
-    const buf = this.buf;
-    let at = this.pos;
-    if (n < 0) {
-      buf[at++] = 0x2d;
-      n = -n;
+    this.pos = writeIntAt(this.buf, this.pos, n);
+  }
+}
+
+/**
+ * An integer (|n| < 2^53) as String writes it, at o[q] (the caller made room); returns the position
+ * after it. ByteText.int and the wire-to-JSON writers (kafka/schema/wire-json.ts) write with it.
+ */
+export function writeIntAt(o: Uint8Array, q: number, n: number): number {
+  if (n < 0) {
+    o[q++] = 0x2d;
+    n = -n;
+  }
+  if (n < 10) {
+    o[q] = 0x30 + n;
+    return q + 1;
+  }
+  if (n < 100) {
+    const t = (n / 10) | 0;
+    o[q] = 0x30 + t;
+    o[q + 1] = 0x30 + (n - t * 10);
+    return q + 2;
+  }
+  let digits = 3;
+  for (let t = 1000; t <= n && digits < 16; t *= 10) digits++;
+  if (digits === 16 && n >= 1e16) digits = 17;
+  let end = q + digits;
+  const after = end;
+  if (n < 0x80000000) {
+    while (end > q) {
+      const t = (n / 10) | 0;
+      o[--end] = 0x30 + (n - t * 10);
+      n = t;
     }
-    if (n < 10) {
-      buf[at++] = 0x30 + n;
-      this.pos = at;
-      return;
-    }
-    let digits = 1;
-    for (let t = n; t >= 10; t = Math.floor(t / 10)) digits++;
-    let end = at + digits;
-    this.pos = end;
-    while (end > at) {
-      const q = Math.floor(n / 10);
-      buf[--end] = 0x30 + (n - q * 10);
-      n = q;
+  } else {
+    while (end > q) {
+      const t = Math.floor(n / 10);
+      o[--end] = 0x30 + (n - t * 10);
+      n = t;
     }
   }
-
+  return after;
 }
 
 /**

@@ -18,7 +18,7 @@ import { toKafkaJson } from '../../src/kafka/schema/json.js';
 import { jsonString } from '../../src/base/json-text.js';
 import { compileDecoder, runDecoder } from '../../src/kafka/schema/interpreter.js';
 import { Out, randomMessage, rng } from './encoder.js';
-import { compactArray, compactString, concat, int16, int32, int8, taggedFields, uvarint } from '../builder/kafka.js';
+import { compactArray, compactString, concat, int16, int32, int64, int8, taggedFields, uvarint } from '../builder/kafka.js';
 import { readCapture } from '../../src/capture/index.js';
 import { decodeTcp } from '../../src/net/decode.js';
 import { newNetStats, newTcpSegment, TcpFlag } from '../../src/net/types.js';
@@ -305,6 +305,14 @@ describe('what the text holds', () => {
     expect(text).toBe(oldBytes(kind, key, v, body, 0, body.length)!.toString('utf8'));
     return text;
   };
+
+  it('int64 exact at the edges of a double: near 2^53, where a digit plus its character code would round', () => {
+    // InitProducerId v0 response: ThrottleTimeMs, ErrorCode, ProducerId (int64), ProducerEpoch.
+    for (const id of [2n ** 53n - 1n, 2n ** 53n - 48n, 2n ** 53n, -(2n ** 53n - 1n), 2n ** 63n - 1n, -(2n ** 63n)]) {
+      const text = write('response', API_KEY.InitProducerId, 0, concat(int32(0), int16(0), int64(id), int16(0)));
+      expect(text).toContain(`"producerId":${id}`);
+    }
+  });
 
   it('strings escaped as jsonString escapes them, malformed UTF-8 as U+FFFD', () => {
     // ApiVersions v3 request: ClientSoftwareName, ClientSoftwareVersion, tags.

@@ -21,7 +21,7 @@
  * CreateTopicsResponse's TopicConfigErrorCode, ...), the untagged fields are first skipped to find the
  * tagged fields, whose places are kept, and then written in schema order: two passes over that struct.
  */
-import type { ByteText } from '../../base/byte-text.js';
+import { writeIntAt, type ByteText } from '../../base/byte-text.js';
 import { jsonString } from '../../base/json-text.js';
 import { FIXED_SIZE, inRange, layoutFor, type FieldSchema, type MessageSchema } from './model.js';
 
@@ -55,43 +55,6 @@ function uvarint(b: Uint8Array, p: number, L: number): number {
   return fail();
 }
 
-/** An integer (|n| < 2^53) as String writes it, at o[q]; returns the position after it. */
-function writeInt(o: Uint8Array, q: number, n: number): number {
-  if (n < 0) {
-    o[q++] = 0x2d;
-    n = -n;
-  }
-  if (n < 10) {
-    o[q] = 0x30 + n;
-    return q + 1;
-  }
-  if (n < 100) {
-    const t = (n / 10) | 0;
-    o[q] = 0x30 + t;
-    o[q + 1] = 0x30 + n - t * 10;
-    return q + 2;
-  }
-  let digits = 3;
-  for (let t = 1000; t <= n && digits < 16; t *= 10) digits++;
-  if (digits === 16 && n >= 1e16) digits = 17;
-  let end = q + digits;
-  const after = end;
-  if (n < 0x80000000) {
-    while (end > q) {
-      const t = (n / 10) | 0;
-      o[--end] = 0x30 + n - t * 10;
-      n = t;
-    }
-  } else {
-    while (end > q) {
-      const t = Math.floor(n / 10);
-      o[--end] = 0x30 + n - t * 10;
-      n = t;
-    }
-  }
-  return after;
-}
-
 /** ASCII text (a number as String writes it) at o[q]; the caller made room. */
 function writeAscii(o: Uint8Array, q: number, s: string): number {
   for (let i = 0; i < s.length; i++) o[q++] = s.charCodeAt(i);
@@ -102,7 +65,7 @@ function writeAscii(o: Uint8Array, q: number, s: string): number {
 function writeInt64(o: Uint8Array, q: number, b: Uint8Array, at: number): number {
   const hi = (b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!;
   const lo = ((b[at + 4]! << 24) | (b[at + 5]! << 16) | (b[at + 6]! << 8) | b[at + 7]!) >>> 0;
-  if (hi >= -0x200000 && hi < 0x200000) return writeInt(o, q, hi * 4294967296 + lo);
+  if (hi >= -0x200000 && hi < 0x200000) return writeIntAt(o, q, hi * 4294967296 + lo);
   return writeAscii(o, q, (BigInt(hi) * 4294967296n + BigInt(lo)).toString());
 }
 
@@ -119,7 +82,7 @@ function writeVarlong(o: Uint8Array, q: number, b: Uint8Array, p: number, L: num
     // Below 2^49: exact as a double.
     let z = 0;
     for (let i = len - 1; i >= 0; i--) z = z * 128 + (b[p + i]! & 0x7f);
-    return writeInt(o, q, z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+    return writeIntAt(o, q, z % 2 === 0 ? z / 2 : -(z + 1) / 2);
   }
   let z = 0n;
   let shift = 0n;
@@ -722,7 +685,7 @@ ${body}
   return true;
 };`;
   const make = new Function('F', 'FAIL', 'R', 'uv', 'wi', 'w64', 'wvl', 'wf', 'wu', 'ws', 'SCRATCH', text) as (...a: unknown[]) => WireJsonWriter;
-  return make(fail, FAIL, R, uvarint, writeInt, writeInt64, writeVarlong, writeFloat64, writeUuid, writeStringRest, SCRATCH);
+  return make(fail, FAIL, R, uvarint, writeIntAt, writeInt64, writeVarlong, writeFloat64, writeUuid, writeStringRest, SCRATCH);
 }
 
 /** Compiled writers per message, version and replacement map (null: the version is not defined). */
