@@ -79,9 +79,9 @@ export function writeBodyJson(kind: 'request' | 'response', apiKey: number, vers
 
 /** The writer of one body version, as decodeBody decodes it and bodyJson writes it; null when there is none. */
 function bodyWriter(kind: 'request' | 'response', apiKey: number, version: number, p: Protocol): WireJsonWriter | null {
+  // writeBodyJson asks only for versions the protocol defines, as decodeBody decodes only those.
   const api = p.api(apiKey);
-  // decodeBody decodes only the versions the protocol defines (and never 0x7fff).
-  if (api === undefined || !p.isDefined(apiKey, version)) return null;
+  if (api === undefined) return null;
   const m = kind === 'request' ? api.request : api.response;
   const replace = HIDDEN_JSON.get(apiKey);
   const w = wireJsonWriter(m, version, replace);

@@ -262,7 +262,7 @@ export class RequestRows implements RequestObserver {
   }
 }
 
-/** A row's bodies as the request comes; the JSON texts are filled in as the row is written. */
+/** A row's bodies as the request comes: its JSON as the Kafka stage wrote it, or its summary; the response's come with it. */
 function requestBodies(r: KafkaRequest, form: BodiesForm, telemetry: RowTelemetry | null): RowBodies {
   const h = r.header;
   const json = form === 'json';
@@ -284,7 +284,6 @@ function requestBodies(r: KafkaRequest, form: BodiesForm, telemetry: RowTelemetr
   }
   return bodies;
 }
-
 
 /** A row as JSON shows it: `input` counted from 1 (as the tables number inputs), no `timeUs`. */
 export function requestJson(row: RequestRow): Omit<RequestRow, 'timeUs' | 'bodies'> {
