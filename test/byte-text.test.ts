@@ -70,6 +70,40 @@ describe('ByteArena', () => {
     }
     for (const [piece, bytes] of kept) expect([...piece]).toEqual(bytes);
   });
+
+  it('keeps pieces written straight into its slab, among copied ones, and those that outgrow it', () => {
+    const arena = new ByteArena(64);
+    const out = new ByteText(0);
+    const kept: [Uint8Array, string][] = [];
+    const random = rng(11);
+    for (let i = 0; i < 400; i++) {
+      const n = Math.floor(random() * (i % 40 === 0 ? 300 : 30));
+      const piece = String.fromCharCode(...Array.from({ length: n }, () => 0x61 + Math.floor(random() * 26)));
+      if (i % 3 === 0) {
+        kept.push([arena.keep(Buffer.from(`xx${piece}`), 2, 2 + n), piece]);
+        continue;
+      }
+      arena.begin(out);
+      const from = out.pos;
+      // A writer that gives up puts pos back; what it wrote is written over.
+      if (i % 5 === 0) {
+        out.ascii('abandoned');
+        out.pos = from;
+      }
+      out.ascii(piece);
+      kept.push([arena.end(out), piece]);
+    }
+    for (const [bytes, piece] of kept) expect(Buffer.from(bytes).toString('latin1')).toBe(piece);
+    // Pieces written straight in share slabs: no copy, no buffer of their own.
+    arena.begin(out);
+    out.ascii('ab');
+    const a = arena.end(out);
+    arena.begin(out);
+    out.ascii('cd');
+    const b = arena.end(out);
+    expect(a.buffer).toBe(b.buffer);
+    expect(b.byteOffset).toBe(a.byteOffset + 2);
+  });
 });
 
 describe('writeJsonString', () => {

@@ -13,7 +13,8 @@ import { analyzeInput } from '../src/analysis/run.js';
 import { safeJson } from '../src/base/json-text.js';
 import { isoMicros, isoMicrosByDate } from '../src/base/time.js';
 import { Out } from '../src/cli/output.js';
-import { requestNdjson } from '../src/report/requests-ndjson.js';
+import { requestNdjson, writeRequestNdjson } from '../src/report/requests-ndjson.js';
+import { ByteText } from '../src/base/byte-text.js';
 import { RequestRows, requestJson, type BodiesForm, type RequestRow } from '../src/report/requests.js';
 import { readPushMetrics } from '../src/telemetry/index.js';
 import { tmpDir } from './builder/capture.js';
@@ -107,6 +108,30 @@ describe('requestNdjson', () => {
     expect(requestNdjson(rows[3]!)).toContain('"latencyMs":0,');
     expect(requestNdjson(rows[4]!)).toContain('"responseFrame":null,');
     expect(requestNdjson(rows[4]!)).toContain('"latencyMs":null,');
+  });
+
+  it('copies the runs rows share (endpoints, API, error) only into rows whose values are those', () => {
+    // The pieces are cached by connection, by key, version and header version, and by error code:
+    // a row with the same keys but other values must still be written from its own values.
+    const conn = { textState: null };
+    const rows: RequestRow[] = [
+      ROW,
+      { ...ROW, client: '10.0.0.9:1', correlationId: 4 },
+      { ...ROW, broker: 'b"roker:9092' },
+      { ...ROW, apiName: 'Produce\u001b[2J' },
+      { ...ROW, errorName: 'NONE (zero)' },
+      { ...ROW, errorCode: 70_000, errorName: 'odd' },
+      { ...ROW, apiKey: 1.5, apiVersion: -40_000, headerVersion: 7 },
+      { ...ROW, apiKey: 0, apiVersion: -32_768, headerVersion: 3 },
+      { ...ROW, apiKey: 32_767, apiVersion: 32_767, headerVersion: 0, apiName: 'Unknown' },
+      ROW,
+    ];
+    for (const row of rows) {
+      const out = new ByteText(16);
+      writeRequestNdjson(out, row, conn);
+      expect(Buffer.from(out.buf.subarray(0, out.pos)).toString('utf8')).toBe(reference(row));
+    }
+    expect((conn.textState as { client: string }).client).toBe(ROW.client);
   });
 
   it('splices the bodies in: request, telemetry, response, then which were cut', () => {

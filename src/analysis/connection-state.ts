@@ -63,6 +63,11 @@ export class ConnState implements LatencyState {
    * connection keeps dead entries reachable across garbage collections.
    */
   observerState: unknown = null;
+  /**
+   * One slot for the text a report makes once per connection and writes in each of its rows (kcid
+   * requests' NDJSON keeps its endpoints as JSON bytes here), for the same reason.
+   */
+  textState: unknown = null;
 
   constructor(
     readonly conn: KafkaConnection,

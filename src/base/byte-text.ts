@@ -6,6 +6,9 @@
  *
  * The writer owns `pos`; a caller that wants to undo a piece saves `pos` and puts it back.
  */
+/** Below this many bytes a copy in a JavaScript loop beats TypedArray#set's call. */
+const LOOP_MAX = 20;
+
 export class ByteText {
   buf: Buffer;
   /** Bytes written so far: buf[0, pos). */
@@ -31,13 +34,18 @@ export class ByteText {
     this.buf[this.pos++] = c;
   }
 
-  /** Bytes made once ({@link latin1Bytes}): keys and literals, copied in a tight loop. */
+  /**
+   * Bytes made once ({@link latin1Bytes}): keys and literals. A short one is copied in a loop; from
+   * LOOP_MAX bytes the native copy is faster (2 cores here: 24 ns against 40 ns at 24 bytes, 50 ns
+   * against 170 ns at 80).
+   */
   lit(b: Uint8Array): void {
     const n = b.length;
     if (this.pos + n > this.buf.length) this.room(n);
     const buf = this.buf;
     const at = this.pos;
-    for (let i = 0; i < n; i++) buf[at + i] = b[i]!;
+    if (n < LOOP_MAX) for (let i = 0; i < n; i++) buf[at + i] = b[i]!;
+    else buf.set(b, at);
     this.pos = at + n;
   }
 
@@ -138,18 +146,21 @@ export function writeIntAt(o: Uint8Array, q: number, n: number): number {
 }
 
 /**
- * Byte pieces kept for a while (a row's bodies, until the row is written), copied into shared slabs
- * and handed out as views of them: a typed array of its own per piece is an allocation outside the
+ * Byte pieces kept for a while (a row's bodies, until the row is written), in shared slabs and
+ * handed out as views of them: a typed array of its own per piece is an allocation outside the
  * heap, which cost more than the copy (1 µs a piece). A slab lives while a view of it does; pieces
  * are kept in the order they come and let go in about that order, so the slabs alive are those
  * written since the oldest piece still held.
+ *
+ * A piece is either copied in ({@link keep}) or written straight into the slab ({@link begin} lends
+ * a ByteText the slab, {@link end} keeps what was written), which saves the copy.
  */
 export class ByteArena {
-  private slab: Uint8Array;
+  private slab: Buffer;
   private pos = 0;
 
   constructor(private readonly slabSize = 1024 * 1024) {
-    this.slab = new Uint8Array(slabSize);
+    this.slab = Buffer.allocUnsafeSlow(slabSize);
   }
 
   /** A copy of src[from, to) that stays as it is. */
@@ -162,15 +173,48 @@ export class ByteArena {
         own.set(src.subarray(from, to));
         return own;
       }
-      this.slab = new Uint8Array(this.slabSize);
-      this.pos = 0;
+      this.fresh();
     }
     const slab = this.slab;
     const at = this.pos;
     if (n < 64) for (let i = 0; i < n; i++) slab[at + i] = src[from + i]!;
     else slab.set(src.subarray(from, to), at);
     this.pos = at + n;
-    return new Uint8Array(slab.buffer, at, n);
+    return new Uint8Array(slab.buffer, slab.byteOffset + at, n);
+  }
+
+  /**
+   * Lends `out` the slab to write the next piece into, from the arena's position; {@link end} keeps
+   * it. Nothing else may be kept in between. A slab with less than a sixteenth of it left is
+   * replaced first, so that a piece seldom outgrows the room.
+   */
+  begin(out: ByteText): void {
+    if (this.slab.length - this.pos < this.slabSize >>> 4) this.fresh();
+    out.buf = this.slab;
+    out.pos = this.pos;
+  }
+
+  /**
+   * The piece written into `out` since {@link begin}. One that outgrew the slab was moved by `out`
+   * into a larger buffer, with the slab's earlier pieces: it is copied out into a buffer of its
+   * own (the earlier pieces' copies are not kept), and the next piece starts a fresh slab.
+   */
+  end(out: ByteText): Uint8Array {
+    const from = this.pos;
+    const n = out.pos - from;
+    if (out.buf === this.slab) {
+      this.pos = out.pos;
+      return new Uint8Array(this.slab.buffer, this.slab.byteOffset + from, n);
+    }
+    const own = new Uint8Array(n);
+    own.set(out.buf.subarray(from, out.pos));
+    this.fresh();
+    return own;
+  }
+
+  private fresh(): void {
+    this.slab = Buffer.allocUnsafeSlow(this.slabSize);
+    this.pos = 0;
   }
 }
 

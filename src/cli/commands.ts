@@ -23,6 +23,7 @@ import { REPORT_RULES, TELEMETRY_RULES, telemetryNeeds } from '../analysis/rules
 import { analyzeInput, DEFAULT_KAFKA_PORTS, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
 import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
+import type { ConnState } from '../analysis/connection-state.js';
 import { findingJson, writeReportJson } from '../report/json.js';
 import { safeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
@@ -454,9 +455,9 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
     sample.length = 0;
   };
   if (o.format === 'table' && !sampling) layOut();
-  const show = (row: RequestRow) => {
+  const show = (row: RequestRow, s: ConnState) => {
     if (o.format !== 'table') {
-      writeRequestNdjson(out.bytes, row);
+      writeRequestNdjson(out.bytes, row, s);
       return out.wrote();
     }
     if (table !== null) return out.write(table.row(row));
@@ -477,7 +478,7 @@ export async function requestsCommand(captures: string[], o: RequestsCliOptions,
         // The Parquet requests table holds requests (a response without its request is not one).
         if (parquet !== null) {
           if (row.requestCaptured) parquet.add(row, us, i);
-        } else show(row);
+        } else show(row, s);
       }, o.bodies !== true || parquet !== null ? false : o.format === 'table' ? 'summary' : 'json', telemetry, false);
       rows.captureStart = (us: number) => {
         startUs = us;

@@ -81,16 +81,12 @@ const MIN_RESPONSE_BYTES = 4;
 const DEFAULT_MAX_PENDING = 1024;
 /** The scan of responses read whole: one serves them all (decoding is synchronous). */
 const WHOLE_SCAN = new ErrorScan();
-/** Where --bodies' JSON is written (decoding is synchronous), before it is kept for its event in JSON_KEPT. */
-const JSON_SCRATCH = new ByteText(64 * 1024);
+/**
+ * Where --bodies' JSON is written (decoding is synchronous): straight into JSON_KEPT's slab, where
+ * it stays for its event (ByteArena.begin/end), with no copy.
+ */
+const JSON_OUT = new ByteText(0);
 const JSON_KEPT = new ByteArena();
-
-/** The JSON just written into JSON_SCRATCH, kept; a scratch a large body grew goes back to its size. */
-function keptJson(): Uint8Array {
-  const json = JSON_KEPT.keep(JSON_SCRATCH.buf, 0, JSON_SCRATCH.pos);
-  if (JSON_SCRATCH.buf.length > 1024 * 1024) JSON_SCRATCH.buf = Buffer.allocUnsafe(64 * 1024);
-  return json;
-}
 
 export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner {
   client: Endpoint;
@@ -458,11 +454,12 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
    */
   private jsonOf(kind: 'request' | 'response', key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number, selected: Struct | null): Uint8Array | null {
     const p = this.protocol;
-    const out = JSON_SCRATCH;
-    out.pos = 0;
+    const out = JSON_OUT;
+    JSON_KEPT.begin(out);
+    const from = out.pos;
     this.jsonComplete = true;
     // A whole body is written from the wire; one cut by the prefix kept, or that way does not take, from its value.
-    if (end === frameEnd && writeBodyJson(kind, key, version, buf, start, end, out, p)) return keptJson();
+    if (end === frameEnd && writeBodyJson(kind, key, version, buf, start, end, out, p)) return JSON_KEPT.end(out);
     let value = selected;
     try {
       const d = decodeBody(kind, key, version, true, buf, start, end, frameEnd, p);
@@ -474,9 +471,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       if (!(e instanceof BodyError)) throw e;
     }
     if (value === null) return null;
-    out.pos = 0;
+    out.pos = from; // what the fast path wrote before it declined, if anything, is written over
     out.utf8(bodyJsonText(kind, key, version, value, p));
-    return keptJson();
+    return JSON_KEPT.end(out);
   }
 
   private requestNote(kind: 'unknown-api' | 'removed-version' | 'malformed-body', frame: number, header: RequestHeader, message: string): void {

@@ -7,7 +7,7 @@
  * (test/requests-ndjson.test.ts holds it there), without the object copied and serialised, nor a
  * string made, once per row.
  */
-import { ByteText, latin1Bytes } from '../base/byte-text.js';
+import { ByteArena, ByteText, latin1Bytes } from '../base/byte-text.js';
 import { writeJsonString } from '../base/json-text.js';
 import { writeIsoMicros } from '../base/time.js';
 import type { RequestRow } from './requests.js';
@@ -67,6 +67,7 @@ function body(out: ByteText, json: string | Uint8Array): void {
 /** The keys and literals of a line, as bytes. */
 const FRAME = latin1Bytes('{"frame":');
 const TIME = latin1Bytes(',"time":');
+const TIME_OPEN = latin1Bytes(',"time":"');
 const CLIENT = latin1Bytes(',"client":');
 const BROKER = latin1Bytes(',"broker":');
 const APIKEY = latin1Bytes(',"apiKey":');
@@ -77,6 +78,7 @@ const CORRELATIONID = latin1Bytes(',"correlationId":');
 const CLIENTID = latin1Bytes(',"clientId":');
 const CLIENTINSTANCEID = latin1Bytes(',"clientInstanceId":');
 const OTHERTAGS = latin1Bytes(',"otherTags":');
+const NO_OTHER_TAGS = latin1Bytes(',"otherTags":[],"responseFrame":');
 const RESPONSEFRAME = latin1Bytes(',"responseFrame":');
 const ERRORCODE = latin1Bytes(',"errorCode":');
 const ERRORNAME = latin1Bytes(',"errorName":');
@@ -91,25 +93,38 @@ const CAPTURED = latin1Bytes(',"requestCaptured":true');
 const NOT_CAPTURED = latin1Bytes(',"requestCaptured":false');
 
 /**
- * One row as a line, into `out`. With --bodies, `request` and `response` follow (Kafka's JSON
- * converter form, terminal-safe as schema/json.ts writes it), and `truncated` lists the bodies
- * decoded only as far as kcid kept; a PushTelemetry row has its metrics decoded between them, as
- * `telemetry`. `input` is counted from 1, as the tables number inputs; `timeUs` is not written, and
- * is what `time` is written from when the row carries no text of it.
+ * Runs of a line's text that many rows share (an API's name and versions, an error's code and name),
+ * written once and copied into each row that has the same values. A piece keeps the value it was
+ * written from besides its key, and is used only when the row's is equal (===), so a row's bytes never
+ * depend on the rows before it. The bytes live in shared slabs (ByteArena): a typed array of their
+ * own each would be memory outside the heap, which the garbage collector counts against it.
  */
-export function writeRequestNdjson(out: ByteText, row: RequestRow): void {
-  out.lit(FRAME);
-  num(out, row.frame);
-  out.lit(TIME);
-  if (row.time === '') {
-    out.byte(0x22);
-    writeIsoMicros(out, row.timeUs);
-    out.byte(0x22);
-  } else writeJsonString(out, row.time);
-  out.lit(CLIENT);
-  writeJsonString(out, row.client);
-  out.lit(BROKER);
-  writeJsonString(out, row.broker);
+interface Piece {
+  name: string | null;
+  bytes: Uint8Array;
+}
+
+/** Where a piece is written before it is kept (writing is synchronous), and where it is kept. */
+const PIECE_SCRATCH = new ByteText(1024);
+const PIECES = new ByteArena(64 * 1024);
+
+function keep(write: (out: ByteText) => void): Uint8Array {
+  const out = PIECE_SCRATCH;
+  out.pos = 0;
+  write(out);
+  return PIECES.keep(out.buf, 0, out.pos);
+}
+
+/**
+ * `,"apiKey":…,"apiName":…,"apiVersion":…,"headerVersion":…,"correlationId":`, by API key, then by
+ * version and header version: int16s on the wire, so at most 32,768 × 65,536 × 4 pieces a hostile
+ * capture could ask for; past MAX_API_PIECES the cache starts over.
+ */
+let apiPieces: (Piece | undefined)[][] = [];
+let apiPieceCount = 0;
+const MAX_API_PIECES = 4096;
+
+function apiText(out: ByteText, row: RequestRow): void {
   out.lit(APIKEY);
   num(out, row.apiKey);
   out.lit(APINAME);
@@ -119,20 +134,112 @@ export function writeRequestNdjson(out: ByteText, row: RequestRow): void {
   out.lit(HEADERVERSION);
   num(out, row.headerVersion);
   out.lit(CORRELATIONID);
-  num(out, row.correlationId);
-  out.lit(CLIENTID);
-  writeJsonString(out, row.clientId);
-  out.lit(CLIENTINSTANCEID);
-  writeJsonString(out, row.clientInstanceId);
-  out.lit(OTHERTAGS);
-  tags(out, row.otherTags);
-  out.lit(RESPONSEFRAME);
-  num(out, row.responseFrame);
+}
+
+function writeApi(out: ByteText, row: RequestRow): void {
+  const { apiKey, apiVersion, headerVersion } = row;
+  // Whole numbers in the wire's ranges (a row made elsewhere may hold anything): written field by field otherwise.
+  if (apiKey === null || apiVersion === null || headerVersion === null || !(apiKey >= 0 && apiKey < 0x8000 && (apiKey | 0) === apiKey) ||
+    !(apiVersion >= -0x8000 && apiVersion < 0x8000 && (apiVersion | 0) === apiVersion) || !(headerVersion >= 0 && headerVersion < 4 && (headerVersion | 0) === headerVersion)) {
+    return apiText(out, row);
+  }
+  const byVersion = (apiPieces[apiKey] ??= []);
+  const at = (apiVersion + 0x8000) * 4 + headerVersion;
+  let piece = byVersion[at];
+  if (piece === undefined || piece.name !== row.apiName) {
+    if (apiPieceCount >= MAX_API_PIECES) (apiPieces = []), (apiPieceCount = 0);
+    piece = { name: row.apiName, bytes: keep((o) => apiText(o, row)) };
+    (apiPieces[apiKey] ??= [])[at] = piece;
+    apiPieceCount++;
+  }
+  out.lit(piece.bytes);
+}
+
+/** `,"errorCode":…,"errorName":…,"latencyMs":`, by code (an int16: 65,536 pieces at most). */
+const errorPieces = new Map<number, Piece>();
+
+function errorText(out: ByteText, row: RequestRow): void {
   out.lit(ERRORCODE);
   num(out, row.errorCode);
   out.lit(ERRORNAME);
   writeJsonString(out, row.errorName);
   out.lit(LATENCYMS);
+}
+
+function writeError(out: ByteText, row: RequestRow): void {
+  const code = row.errorCode;
+  if (code === null || !(code >= -0x8000 && code < 0x8000 && (code | 0) === code)) return errorText(out, row);
+  let piece = errorPieces.get(code);
+  if (piece === undefined || piece.name !== row.errorName) {
+    piece = { name: row.errorName, bytes: keep((o) => errorText(o, row)) };
+    errorPieces.set(code, piece);
+  }
+  out.lit(piece.bytes);
+}
+
+/** `,"client":"…","broker":"…"`: made once per connection, kept in its ConnState's textState. */
+interface Endpoints {
+  client: string;
+  broker: string;
+  bytes: Uint8Array;
+}
+
+function endpointsText(out: ByteText, row: RequestRow): void {
+  out.lit(CLIENT);
+  writeJsonString(out, row.client);
+  out.lit(BROKER);
+  writeJsonString(out, row.broker);
+}
+
+function writeEndpoints(out: ByteText, row: RequestRow, conn: TextState | undefined): void {
+  if (conn === undefined) return endpointsText(out, row);
+  let e = conn.textState as Endpoints | null;
+  if (e === null || e.client !== row.client || e.broker !== row.broker) {
+    e = { client: row.client, broker: row.broker, bytes: keep((o) => endpointsText(o, row)) };
+    conn.textState = e;
+  }
+  out.lit(e.bytes);
+}
+
+/** Where a connection's text made once is kept: its ConnState (analysis/connection-state.ts). */
+export interface TextState {
+  textState: unknown;
+}
+
+/**
+ * One row as a line, into `out`. With --bodies, `request` and `response` follow (Kafka's JSON
+ * converter form, terminal-safe as schema/json.ts writes it), and `truncated` lists the bodies
+ * decoded only as far as kcid kept; a PushTelemetry row has its metrics decoded between them, as
+ * `telemetry`. `input` is counted from 1, as the tables number inputs; `timeUs` is not written, and
+ * is what `time` is written from when the row carries no text of it. Runs many rows share are
+ * copied from pieces made once: `conn`, the row's connection, keeps its endpoints' text.
+ */
+export function writeRequestNdjson(out: ByteText, row: RequestRow, conn?: TextState): void {
+  out.lit(FRAME);
+  num(out, row.frame);
+  if (row.time === '') {
+    out.lit(TIME_OPEN);
+    writeIsoMicros(out, row.timeUs);
+    out.byte(0x22);
+  } else {
+    out.lit(TIME);
+    writeJsonString(out, row.time);
+  }
+  writeEndpoints(out, row, conn);
+  writeApi(out, row);
+  num(out, row.correlationId);
+  out.lit(CLIENTID);
+  writeJsonString(out, row.clientId);
+  out.lit(CLIENTINSTANCEID);
+  writeJsonString(out, row.clientInstanceId);
+  if (row.otherTags.length === 0) out.lit(NO_OTHER_TAGS);
+  else {
+    out.lit(OTHERTAGS);
+    tags(out, row.otherTags);
+    out.lit(RESPONSEFRAME);
+  }
+  num(out, row.responseFrame);
+  writeError(out, row);
   millis(out, row.latencyMs);
   out.lit(INPUT);
   num(out, row.input + 1);

@@ -16,6 +16,7 @@ import { int } from '../kafka/fields.js';
 import type { readPushMetrics } from '../telemetry/index.js';
 import { pushMetricsJson, pushMetricsSummary } from './telemetry-json.js';
 import { safeJson } from '../base/json-text.js';
+import { EMPTY_LIST } from '../base/lists.js';
 import { wrap } from './wrap.js';
 import { sanitize } from '../base/sanitize.js';
 import { toMicros, isoMicros } from '../base/time.js';
@@ -154,7 +155,7 @@ export class RequestRows implements RequestObserver {
         correlationId: h.correlationId,
         clientId: h.clientId,
         clientInstanceId: h.clientInstanceId === null ? null : uuidToBase64(h.clientInstanceId),
-        otherTags: h.otherTags.map((t) => ({ tag: t.tag, size: t.size })),
+        otherTags: h.otherTags.length === 0 ? EMPTY_LIST : h.otherTags.map((t) => ({ tag: t.tag, size: t.size })),
         responseFrame: null,
         errorCode: null,
         errorName: null,
@@ -162,7 +163,8 @@ export class RequestRows implements RequestObserver {
         input: this.input,
         requestCaptured: true,
         timeUs: us,
-        ...(this.bodies !== false ? { bodies: requestBodies(r, this.bodies, this.telemetry) } : {}),
+        // Always present (undefined without --bodies): one shape for every row (a spread made two).
+        bodies: this.bodies !== false ? requestBodies(r, this.bodies, this.telemetry) : undefined,
       },
       request: r,
       state: s,
@@ -218,6 +220,7 @@ export class RequestRows implements RequestObserver {
       input: this.input,
       requestCaptured: false,
       timeUs: us,
+      bodies: undefined,
     };
     this.queue.push({ row, request: null, state: s, ready: true, us });
     this.drain(us);
