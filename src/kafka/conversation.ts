@@ -16,6 +16,7 @@ import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import { ByteArena, ByteText } from '../base/byte-text.js';
 import { bodyJson as bodyJsonText, writeBodyJson } from './secrets.js';
+import { BodyJsonMemo } from './json-memo.js';
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
 import { PendingRequests } from './pending.js';
@@ -87,6 +88,8 @@ const WHOLE_SCAN = new ErrorScan();
  */
 const JSON_OUT = new ByteText(0);
 const JSON_KEPT = new ByteArena();
+/** The JSON of bodies seen a moment ago, by their bytes (Kafka sends the same bodies again and again). */
+const JSON_MEMO = new BodyJsonMemo();
 
 export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner {
   client: Endpoint;
@@ -459,7 +462,16 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     const from = out.pos;
     this.jsonComplete = true;
     // A whole body is written from the wire; one cut by the prefix kept, or that way does not take, from its value.
-    if (end === frameEnd && writeBodyJson(kind, key, version, buf, start, end, out, p)) return JSON_KEPT.end(out);
+    if (end === frameEnd) {
+      const response = kind === 'response';
+      const seen = JSON_MEMO.find(p, response, key, version, buf, start, end);
+      if (seen !== null) return seen;
+      if (writeBodyJson(kind, key, version, buf, start, end, out, p)) {
+        const json = JSON_KEPT.end(out);
+        JSON_MEMO.add(response, key, version, buf, start, end, json);
+        return json;
+      }
+    }
     let value = selected;
     try {
       const d = decodeBody(kind, key, version, true, buf, start, end, frameEnd, p);

@@ -7,40 +7,68 @@
  * (test/requests-ndjson.test.ts holds it there), without the object copied and serialised, nor a
  * string made, once per row.
  */
-import { ByteArena, ByteText, latin1Bytes } from '../base/byte-text.js';
+import { ByteArena, ByteText, latin1Bytes, writeIntAt } from '../base/byte-text.js';
 import { writeJsonString } from '../base/json-text.js';
 import { writeIsoMicros } from '../base/time.js';
 import type { RequestRow } from './requests.js';
 
-/** A number as JSON.stringify writes it: NaN and the infinities as null, -0 as 0. */
-function num(out: ByteText, n: number | null): void {
-  if (n === null || !Number.isFinite(n)) out.ascii('null');
-  else if (Number.isInteger(n)) out.int(n);
-  else out.ascii(String(n));
+/**
+ * Room for every literal of a line without its pieces and bodies (about 330 bytes) and its numbers
+ * (NUMBER_ROOM each): what is written at a position held in a local, between the checks.
+ */
+const LINE_ROOM = 768;
+/** The longest text String gives a number: a sign, 17 digits, a point and an exponent ("-1.2345678901234567e-100"). */
+const NUMBER_ROOM = 32;
+const NULL = latin1Bytes('null');
+
+/** A literal, at buf[at] (the caller made room); the position after it. */
+function put(buf: Uint8Array, at: number, b: Uint8Array): number {
+  const n = b.length;
+  if (n < 20) for (let i = 0; i < n; i++) buf[at + i] = b[i]!;
+  else buf.set(b, at);
+  return at + n;
+}
+
+/** A number as JSON.stringify writes it, at buf[at] (NUMBER_ROOM made); the position after it. */
+function numAt(buf: Uint8Array, at: number, n: number | null): number {
+  if (n === null) return put(buf, at, NULL);
+  if (Number.isSafeInteger(n)) return writeIntAt(buf, at, n);
+  if (!Number.isFinite(n)) return put(buf, at, NULL);
+  const text = String(n);
+  for (let i = 0; i < text.length; i++) buf[at + i] = text.charCodeAt(i);
+  return at + text.length;
 }
 
 /**
- * A latency in ms, which the rows make as a whole number of µs over 1000: written from that number's
- * digits ("0.043", "12.5", "7"), which is what String writes for k / 1000 while k is well within a
- * double's integers (each multiple of 0.001 then has a double of its own, so the shortest decimal that
- * reads back as it is the multiple itself, trailing zeros dropped). Anything else goes through String.
+ * A latency in ms, at buf[at] (NUMBER_ROOM made); the position after it. The rows make it as a
+ * whole number of µs over 1000: written from that number's digits ("0.043", "12.5", "7"), which is
+ * what String writes for k / 1000 while k is well within a double's integers (each multiple of
+ * 0.001 then has a double of its own, so the shortest decimal that reads back as it is the
+ * multiple itself, trailing zeros dropped). Anything else is written as String writes it.
  */
-function millis(out: ByteText, ms: number | null): void {
-  if (ms === null || !Number.isFinite(ms)) return out.ascii('null');
+function millisAt(buf: Uint8Array, at: number, ms: number | null): number {
+  if (ms === null || !Number.isFinite(ms)) return put(buf, at, NULL);
   const k = Math.round(ms * 1000);
-  if (k / 1000 !== ms || Math.abs(k) >= 1e15) return num(out, ms);
+  if (k / 1000 !== ms || Math.abs(k) >= 1e15) return numAt(buf, at, ms);
   const whole = Math.trunc(k / 1000);
   let frac = Math.abs(k - whole * 1000);
-  if (k < 0 && whole === 0) out.byte(0x2d); // -0.5: the sign the whole part cannot carry
-  out.int(whole);
-  if (frac === 0) return;
-  out.byte(0x2e);
-  out.byte(0x30 + Math.floor(frac / 100));
+  if (k < 0 && whole === 0) buf[at++] = 0x2d; // -0.5: the sign the whole part cannot carry
+  at = writeIntAt(buf, at, whole);
+  if (frac === 0) return at;
+  buf[at++] = 0x2e;
+  buf[at++] = 0x30 + Math.floor(frac / 100);
   frac %= 100;
-  if (frac === 0) return;
-  out.byte(0x30 + Math.floor(frac / 10));
+  if (frac === 0) return at;
+  buf[at++] = 0x30 + Math.floor(frac / 10);
   frac %= 10;
-  if (frac !== 0) out.byte(0x30 + frac);
+  if (frac !== 0) buf[at++] = 0x30 + frac;
+  return at;
+}
+
+/** A number as JSON.stringify writes it: NaN and the infinities as null, -0 as 0. */
+function num(out: ByteText, n: number | null): void {
+  out.room(NUMBER_ROOM);
+  out.pos = numAt(out.buf, out.pos, n);
 }
 
 function tags(out: ByteText, list: RequestRow['otherTags']): void {
@@ -136,12 +164,13 @@ function apiText(out: ByteText, row: RequestRow): void {
   out.lit(CORRELATIONID);
 }
 
-function writeApi(out: ByteText, row: RequestRow): void {
+/** The API piece of a row, or null when its values are not the wire's (the row is written field by field). */
+function apiPiece(row: RequestRow): Uint8Array | null {
   const { apiKey, apiVersion, headerVersion } = row;
-  // Whole numbers in the wire's ranges (a row made elsewhere may hold anything): written field by field otherwise.
+  // Whole numbers in the wire's ranges (a row made elsewhere may hold anything).
   if (apiKey === null || apiVersion === null || headerVersion === null || !(apiKey >= 0 && apiKey < 0x8000 && (apiKey | 0) === apiKey) ||
     !(apiVersion >= -0x8000 && apiVersion < 0x8000 && (apiVersion | 0) === apiVersion) || !(headerVersion >= 0 && headerVersion < 4 && (headerVersion | 0) === headerVersion)) {
-    return apiText(out, row);
+    return null;
   }
   const byVersion = (apiPieces[apiKey] ??= []);
   const at = (apiVersion + 0x8000) * 4 + headerVersion;
@@ -152,7 +181,7 @@ function writeApi(out: ByteText, row: RequestRow): void {
     (apiPieces[apiKey] ??= [])[at] = piece;
     apiPieceCount++;
   }
-  out.lit(piece.bytes);
+  return piece.bytes;
 }
 
 /** `,"errorCode":…,"errorName":…,"latencyMs":`, by code (an int16: 65,536 pieces at most). */
@@ -166,15 +195,16 @@ function errorText(out: ByteText, row: RequestRow): void {
   out.lit(LATENCYMS);
 }
 
-function writeError(out: ByteText, row: RequestRow): void {
+/** The error piece of a row, or null when it has no code, or one that is not an int16. */
+function errorPiece(row: RequestRow): Uint8Array | null {
   const code = row.errorCode;
-  if (code === null || !(code >= -0x8000 && code < 0x8000 && (code | 0) === code)) return errorText(out, row);
+  if (code === null || !(code >= -0x8000 && code < 0x8000 && (code | 0) === code)) return null;
   let piece = errorPieces.get(code);
   if (piece === undefined || piece.name !== row.errorName) {
     piece = { name: row.errorName, bytes: keep((o) => errorText(o, row)) };
     errorPieces.set(code, piece);
   }
-  out.lit(piece.bytes);
+  return piece.bytes;
 }
 
 /** `,"client":"…","broker":"…"`: made once per connection, kept in its ConnState's textState. */
@@ -191,14 +221,13 @@ function endpointsText(out: ByteText, row: RequestRow): void {
   writeJsonString(out, row.broker);
 }
 
-function writeEndpoints(out: ByteText, row: RequestRow, conn: TextState | undefined): void {
-  if (conn === undefined) return endpointsText(out, row);
+function endpointsPiece(row: RequestRow, conn: TextState): Uint8Array {
   let e = conn.textState as Endpoints | null;
   if (e === null || e.client !== row.client || e.broker !== row.broker) {
     e = { client: row.client, broker: row.broker, bytes: keep((o) => endpointsText(o, row)) };
     conn.textState = e;
   }
-  out.lit(e.bytes);
+  return e.bytes;
 }
 
 /** Where a connection's text made once is kept: its ConnState (analysis/connection-state.ts). */
@@ -211,24 +240,42 @@ export interface TextState {
  * converter form, terminal-safe as schema/json.ts writes it), and `truncated` lists the bodies
  * decoded only as far as kcid kept; a PushTelemetry row has its metrics decoded between them, as
  * `telemetry`. `input` is counted from 1, as the tables number inputs; `timeUs` is not written, and
- * is what `time` is written from when the row carries no text of it. Runs many rows share are
- * copied from pieces made once: `conn`, the row's connection, keeps its endpoints' text.
+ * is what `time` is written from when the row carries no text of it.
+ *
+ * Runs many rows share are copied from pieces made once (`conn`, the row's connection, keeps its
+ * endpoints' text). Room for the literals, numbers and pieces is made once, and they are written at
+ * a position held in a local; strings go through `out` (they may grow it), and room is made again after each.
  */
-export function writeRequestNdjson(out: ByteText, row: RequestRow, conn?: TextState): void {
-  out.lit(FRAME);
-  num(out, row.frame);
+export function writeRequestNdjson(out: ByteText, row: RequestRow, conn: TextState = { textState: null }): void {
+  const endpoints = endpointsPiece(row, conn);
+  const api = apiPiece(row);
+  const error = errorPiece(row);
+  const room = LINE_ROOM + endpoints.length + (api === null ? 0 : api.length) + (error === null ? 0 : error.length);
+  out.room(room);
+  let buf = out.buf;
+  let at = put(buf, out.pos, FRAME);
+  at = numAt(buf, at, row.frame);
   if (row.time === '') {
-    out.lit(TIME_OPEN);
+    out.pos = put(buf, at, TIME_OPEN);
     writeIsoMicros(out, row.timeUs);
     out.byte(0x22);
   } else {
-    out.lit(TIME);
+    out.pos = put(buf, at, TIME);
     writeJsonString(out, row.time);
   }
-  writeEndpoints(out, row, conn);
-  writeApi(out, row);
-  num(out, row.correlationId);
-  out.lit(CLIENTID);
+  out.room(room);
+  buf = out.buf;
+  at = put(buf, out.pos, endpoints);
+  if (api !== null) at = put(buf, at, api);
+  else {
+    out.pos = at;
+    apiText(out, row);
+    out.room(room);
+    buf = out.buf;
+    at = out.pos;
+  }
+  at = numAt(buf, at, row.correlationId);
+  out.pos = put(buf, at, CLIENTID);
   writeJsonString(out, row.clientId);
   out.lit(CLIENTINSTANCEID);
   writeJsonString(out, row.clientInstanceId);
@@ -238,15 +285,27 @@ export function writeRequestNdjson(out: ByteText, row: RequestRow, conn?: TextSt
     tags(out, row.otherTags);
     out.lit(RESPONSEFRAME);
   }
-  num(out, row.responseFrame);
-  writeError(out, row);
-  millis(out, row.latencyMs);
-  out.lit(INPUT);
-  num(out, row.input + 1);
-  out.lit(row.requestCaptured ? CAPTURED : NOT_CAPTURED);
+  out.room(room);
+  buf = out.buf;
+  at = numAt(buf, out.pos, row.responseFrame);
+  if (error !== null) at = put(buf, at, error);
+  else {
+    out.pos = at;
+    errorText(out, row);
+    out.room(room);
+    buf = out.buf;
+    at = out.pos;
+  }
+  at = millisAt(buf, at, row.latencyMs);
+  at = put(buf, at, INPUT);
+  at = numAt(buf, at, row.input + 1);
+  at = put(buf, at, row.requestCaptured ? CAPTURED : NOT_CAPTURED);
   const b = row.bodies;
-  if (b === undefined) return out.lit(END);
-  out.lit(REQUEST);
+  if (b === undefined) {
+    out.pos = put(buf, at, END);
+    return;
+  }
+  out.pos = put(buf, at, REQUEST);
   body(out, b.request);
   if (b.telemetry !== undefined) {
     out.lit(TELEMETRY);
