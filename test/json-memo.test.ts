@@ -47,6 +47,13 @@ describe('BodyJsonMemo', () => {
     // Another protocol (--kafka-specs, or the accepted revision) starts the memo over.
     expect(look([1, 2, 3, 4], false, 12, 4, OTHER)).toBeNull();
     expect(look([1, 2, 3, 4])).toBeNull();
+    // Longer bodies are compared natively: every byte still counts.
+    const long = Array.from({ length: 300 }, (_, i) => i & 0xff);
+    memo.find(P, true, 3, 12, ...framed(long));
+    memo.add(true, 3, 12, ...framed(long), json('{"long":1}'));
+    expect(look(long, true, 3, 12)).toBe('{"long":1}');
+    expect(look([...long.slice(0, 299), 0], true, 3, 12)).toBeNull();
+    expect(look([7, ...long.slice(1)], true, 3, 12)).toBeNull();
   });
 
   it('keeps the 8 latest bodies of a kind, and none larger than 16 KiB', () => {

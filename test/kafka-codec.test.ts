@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BodyError, decodeBody } from '../src/kafka/bodies.js';
+import { BodyError, decodeBody, errorScanFor, readsBody } from '../src/kafka/bodies.js';
 import { decodeRequestHeader, decodeResponseHeader, MAX_KEPT_TAGS } from '../src/kafka/headers.js';
-import { protocol } from '../src/kafka/protocol.js';
+import { API_KEY, Protocol, protocol } from '../src/kafka/protocol.js';
+import { builtinSchemas } from '../src/kafka/schema/registry.js';
 import { DecodeError } from '../src/kafka/reader.js';
 import type { RequestHeader } from '../src/kafka/types.js';
 import {
@@ -420,5 +421,28 @@ describe('random input', () => {
       const h = thrown(() => decodeRequestHeader(frame, 4, frame.length, true)) === undefined ? decodeRequestHeader(frame, 4, frame.length, true) : null;
       if (h !== null) onlyDecodeErrors(() => c.decodeBody(frame, 4 + h.headerLength, end < 4 + h.headerLength ? 4 + h.headerLength : end));
     }
+  });
+});
+
+describe('the decoders kept per protocol', () => {
+  it('keep nothing for keys and versions the schemas do not define (a capture may name 65,536 of each)', () => {
+    const p = new Protocol(builtinSchemas());
+    const body = new Uint8Array(16);
+    for (const [key, version] of [[9999, 0], [API_KEY.Heartbeat, 999], [API_KEY.Heartbeat, 0x7fff], [API_KEY.Heartbeat, -1]] as const) {
+      for (const full of [false, true]) {
+        expect(readsBody('request', key, version, full, p)).toBe(false);
+        expect(readsBody('response', key, version, full, p)).toBe(false);
+        expect(decodeBody('request', key, version, full, body, 0, 16, 16, p)).toBeNull();
+      }
+      expect(errorScanFor(key, version, p)).toBeNull();
+    }
+    const kept = p.bodyPlans as Record<'request' | 'response' | 'fullRequest' | 'fullResponse' | 'scan', Map<number, unknown[]>>;
+    for (const byKey of Object.values(kept)) {
+      expect(byKey.has(9999)).toBe(false);
+      expect(Object.keys(byKey.get(API_KEY.Heartbeat) ?? [])).toEqual([]);
+    }
+    // A defined version is kept, once.
+    expect(readsBody('response', API_KEY.Heartbeat, 4, false, p)).toBe(true);
+    expect(Object.keys(kept.response.get(API_KEY.Heartbeat)!)).toEqual(['4']);
   });
 });

@@ -275,13 +275,17 @@ export class CaptureAnalyzer implements KafkaListener {
     }
     s.requests++;
     s.lastUs = toMicros(r.tsSec, r.tsNsec);
-    s.countApi(h.apiKey);
+    // Per-API counts feed the connection's summary, which a run that does not judge does not make.
+    if (this.judge) s.countApi(h.apiKey);
     s.apiVersionsRetryAllowed = false;
     const id = h.clientInstanceId;
     if (id !== null) {
       s.sawTag0 = true;
       if (s.connectionId === null) s.connectionId = id;
-      if (s.lastHeaderId === null || !uuidEquals(s.lastHeaderId, id)) s.headerIds = withDistinct(s.headerIds, uuidToBase64(id));
+      if (s.lastHeaderId === null || !uuidEquals(s.lastHeaderId, id)) {
+        s.lastHeaderIdText = uuidToBase64(id);
+        s.headerIds = withDistinct(s.headerIds, s.lastHeaderIdText);
+      }
       s.lastHeaderId = id;
     }
     const b = r.body;

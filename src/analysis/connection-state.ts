@@ -29,8 +29,9 @@ export class ConnState implements LatencyState {
   headerIds: string[] = EMPTY_LIST;
   /** The first header ID: the ID of the connection's context (KIP-1313). */
   connectionId: Uint8Array | null = null;
-  /** The most recent header ID. */
+  /** The most recent header ID, and its base64 (made once per ID the connection sends, not per request). */
   lastHeaderId: Uint8Array | null = null;
+  lastHeaderIdText: string | null = null;
   /** The client has sent tag 0 on this connection. */
   sawTag0 = false;
   telemetryId: string | null = null;

@@ -103,13 +103,14 @@ function plans(p: Protocol): BodyPlans {
  */
 export function errorScanFor(key: number, version: number, p: Protocol = protocol()): ErrorScanPlan | null {
   const byKey = plans(p).scan;
+  const known = byKey.get(key)?.[version];
+  if (known !== undefined) return known;
+  // readsBody is true only for versions the schemas define: only those are cached.
+  const api = p.api(key);
+  if (api === undefined || !readsBody('response', key, version, false, p)) return null;
   let byVersion = byKey.get(key);
   if (byVersion === undefined) byKey.set(key, (byVersion = []));
-  const known = byVersion[version];
-  if (known !== undefined) return known;
-  let plan: ErrorScanPlan | null = null;
-  const api = p.api(key);
-  if (api !== undefined && !RESPONSE_FIELDS.has(key) && readsBody('response', key, version, false, p)) plan = errorScanPlan(api.response, version);
+  const plan = RESPONSE_FIELDS.has(key) ? null : errorScanPlan(api.response, version);
   byVersion[version] = plan;
   return plan;
 }
@@ -118,23 +119,23 @@ export function errorScanFor(key: number, version: number, p: Protocol = protoco
 function decoder(p: Protocol, kind: 'request' | 'response', key: number, version: number, full: boolean): Decoder | null {
   const all = plans(p);
   const byKey = full ? (kind === 'request' ? all.fullRequest : all.fullResponse) : kind === 'request' ? all.request : all.response;
-  let byVersion = byKey.get(key);
-  if (byVersion === undefined) byKey.set(key, (byVersion = []));
-  const known = byVersion[version];
+  const known = byKey.get(key)?.[version];
   if (known !== undefined) return known;
   const api = p.api(key);
-  let d: Decoder | null = null;
-  if (api !== undefined && p.isDefined(key, version) && version < 0x7fff) {
-    const m = kind === 'request' ? api.request : api.response;
-    const context = `${api.name} v${version} ${kind}`;
-    // Responses: every ErrorCode is tapped as the decoder skips past it (only the top-level one is built).
-    const tapErrorCodes = kind === 'response' && errorCodePaths(m, version).length > 0;
-    if (full) d = compileDecoder(m, version, { tapErrorCodes }, context);
-    else {
-      const select = kind === 'request' ? [...(REQUEST_FIELDS.get(key) ?? [])] : [...(RESPONSE_FIELDS.get(key) ?? [])];
-      if (kind === 'response' && p.bodyHasField('response', key, version, 'ErrorCode')) select.unshift('ErrorCode');
-      d = select.length === 0 && !tapErrorCodes ? null : compileDecoder(m, version, { select, tapErrorCodes }, context);
-    }
+  // Only what the schemas define is cached: a capture may name any key and version (65,536 of each).
+  if (api === undefined || !p.isDefined(key, version) || version >= 0x7fff) return null;
+  let byVersion = byKey.get(key);
+  if (byVersion === undefined) byKey.set(key, (byVersion = []));
+  const m = kind === 'request' ? api.request : api.response;
+  const context = `${api.name} v${version} ${kind}`;
+  // Responses: every ErrorCode is tapped as the decoder skips past it (only the top-level one is built).
+  const tapErrorCodes = kind === 'response' && errorCodePaths(m, version).length > 0;
+  let d: Decoder | null;
+  if (full) d = compileDecoder(m, version, { tapErrorCodes }, context);
+  else {
+    const select = kind === 'request' ? [...(REQUEST_FIELDS.get(key) ?? [])] : [...(RESPONSE_FIELDS.get(key) ?? [])];
+    if (kind === 'response' && p.bodyHasField('response', key, version, 'ErrorCode')) select.unshift('ErrorCode');
+    d = select.length === 0 && !tapErrorCodes ? null : compileDecoder(m, version, { select, tapErrorCodes }, context);
   }
   byVersion[version] = d;
   return d;

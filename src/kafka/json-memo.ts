@@ -32,10 +32,22 @@ class Kind {
   readonly entries: Entry[] = [];
   /** Where the next body goes once the list is full (the oldest). */
   next = 0;
+  /** The entry that matched last. */
+  last = 0;
   tries = 0;
   hits = 0;
   /** Bodies still to pass without a look-up. */
   skip = 0;
+}
+
+/** Bodies up to this size are compared in a loop: Buffer#compare's checks and call cost more. */
+const LOOP_COMPARE = 128;
+
+/** Is buf[start, start + n) the bytes of `body` (of length n)? */
+function same(body: Buffer, buf: Buffer, start: number, n: number): boolean {
+  if (n > LOOP_COMPARE) return body.compare(buf, start, start + n) === 0;
+  for (let i = 0; i < n; i++) if (body[i] !== buf[start + i]) return false;
+  return true;
 }
 
 export class BodyJsonMemo {
@@ -60,10 +72,13 @@ export class BodyJsonMemo {
     }
     kind.tries++;
     const entries = kind.entries;
-    for (let i = 0; i < entries.length; i++) {
+    // The body that matched last first: a broker's answer, a member's heartbeat, come in runs.
+    const count = entries.length;
+    for (let j = 0, i = kind.last; j < count; j++, i = i + 1 === count ? 0 : i + 1) {
       const e = entries[i]!;
-      if (e.body.length === n && e.body.compare(buf, start, end) === 0) {
+      if (e.body.length === n && same(e.body, buf, start, n)) {
         kind.hits++;
+        kind.last = i;
         return e.json;
       }
     }

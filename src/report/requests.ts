@@ -154,7 +154,7 @@ export class RequestRows implements RequestObserver {
         headerVersion: h.headerVersion,
         correlationId: h.correlationId,
         clientId: h.clientId,
-        clientInstanceId: h.clientInstanceId === null ? null : uuidToBase64(h.clientInstanceId),
+        clientInstanceId: h.clientInstanceId === null ? null : h.clientInstanceId === s.lastHeaderId ? s.lastHeaderIdText : uuidToBase64(h.clientInstanceId),
         otherTags: h.otherTags.length === 0 ? EMPTY_LIST : h.otherTags.map((t) => ({ tag: t.tag, size: t.size })),
         responseFrame: null,
         errorCode: null,
