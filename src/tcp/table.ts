@@ -15,10 +15,12 @@ export type TableEntry = Conn | Tombstone;
 
 const INITIAL_SLOTS = 1024;
 /**
- * Each slot's key is kept beside the table, 4 integers a slot (hash, smaller address, larger
- * address, the two ports): a probe compares them in one place, without visiting the connection.
+ * Each slot's key is kept beside the table, 5 integers a slot (hash, smaller address, larger
+ * address, the two ports, 1 when side A is the smaller endpoint): a probe compares them, and a
+ * hit finds the direction, in one place, without visiting the connection's key; a removal's
+ * backward shift reads the home slots there too.
  */
-const KEY_INTS = 4;
+const KEY_INTS = 5;
 
 export class ConnTable {
   private slots: (TableEntry | null)[] = new Array<TableEntry | null>(INITIAL_SLOTS).fill(null);
@@ -78,7 +80,7 @@ export class ConnTable {
       if (keys[at] === hash && keys[at + 1] === loIp && keys[at + 2] === hiIp && keys[at + 3] === ports) {
         const conn = this.slots[i]!;
         if (conn === null) return undefined; // an empty slot whose zeros happened to match
-        this.dir = conn.key.aIsLo === srcIsLo ? 0 : 1;
+        this.dir = (keys[at + 4] === 1) === srcIsLo ? 0 : 1;
         this.last = conn;
         return conn;
       }
@@ -136,7 +138,7 @@ export class ConnTable {
     for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
       const next = slots[j]!;
       if (next === null) break;
-      const home = next.key.hash & mask;
+      const home = keys[j * KEY_INTS]! & mask;
       if (((j - home) & mask) >= ((j - i) & mask)) {
         slots[i] = next;
         keys.copyWithin(i * KEY_INTS, j * KEY_INTS, (j + 1) * KEY_INTS);
@@ -176,6 +178,7 @@ export class ConnTable {
     keys[at + 1] = k.loIp;
     keys[at + 2] = k.hiIp;
     keys[at + 3] = k.ports;
+    keys[at + 4] = k.aIsLo ? 1 : 0;
   }
 
   /** MurmurHash3's 32-bit mixing of the three integers, seeded. */
