@@ -48,6 +48,8 @@ async function rowsOf(file: string, bodies: BodiesForm | false, maxBodyBytes?: n
   return rows;
 }
 
+const PUBLIC_CAPTURES = existsSync(PUBLIC) ? readdirSync(PUBLIC, { recursive: true, encoding: 'utf8' }).filter((f) => /\.pcap(ng)?(\.gz)?$/.test(f)).map((f) => join(PUBLIC, f)) : [];
+
 const FIXTURES = readdirSync('fixtures')
   .filter((f) => /\.pcap(ng)?(\.gz)?$/.test(f))
   .map((f) => join('fixtures', f));
@@ -113,7 +115,7 @@ describe('requestNdjson', () => {
   it('copies the runs rows share (endpoints, API, error) only into rows whose values are those', () => {
     // The pieces are cached by connection, by key, version and header version, and by error code:
     // a row with the same keys but other values must still be written from its own values.
-    const conn = { textState: null };
+    const conn: { textState: unknown } = { textState: null };
     const rows: RequestRow[] = [
       ROW,
       { ...ROW, client: '10.0.0.9:1', correlationId: 4 },
@@ -147,6 +149,23 @@ describe('requestNdjson', () => {
       expect(requestNdjson(row)).toBe(reference(row));
       expect(requestNdjson(row).endsWith(end)).toBe(true);
     }
+  });
+
+  it.each([...FIXTURES, ...PUBLIC_CAPTURES])('reads the same error codes from the responses of %s whether their JSON is written or remembered', async (file) => {
+    // --bodies' JSON keeps each repeated response's error-code scan with its JSON (kafka/json-memo.ts):
+    // every response's codes must be what the selective decode and the scan read without it.
+    const codesOf = async (form: 'json' | undefined) => {
+      const codes: string[] = [];
+      const observer: RequestObserver = { response: (_s, r) => void codes.push(`${r.frame} ${r.errorCode} ${r.errorCodes.join(',')}`) };
+      const keys = file.replace(/\.pcap(ng)?$/, '.keys');
+      const tlsKeylogs = existsSync(keys) ? [keys] : [];
+      await analyzeInput(file, 0, { ...DEFAULTS, kafkaPorts: new Set([9092, 9093]), tlsKeylogs, telemetry: 'off', ...(form === undefined ? {} : { maxBodyBytes: 8 << 20, bodyForm: form }) }, () => {}, observer);
+      return codes;
+    };
+    const plain = await codesOf(undefined);
+    // Twice: the second run finds every body of the first in the memo.
+    expect(await codesOf('json')).toEqual(plain);
+    expect(await codesOf('json')).toEqual(plain);
   });
 
   it.each(FIXTURES)('writes every row of %s as before, with and without bodies', async (file) => {
@@ -195,8 +214,7 @@ async function valueJson(file: string, maxBodyBytes: number): Promise<Map<string
 }
 
 describe('the bodies as JSON from the Kafka stage (bodyForm json)', () => {
-  const publicCaptures = existsSync(PUBLIC) ? readdirSync(PUBLIC, { recursive: true, encoding: 'utf8' }).filter((f) => /\.pcap(ng)?(\.gz)?$/.test(f)).map((f) => join(PUBLIC, f)) : [];
-  it.each([...FIXTURES, ...publicCaptures])('are what the decoded values wrote, whole and cut to 100 bytes: %s', async (file) => {
+  it.each([...FIXTURES, ...PUBLIC_CAPTURES])('are what the decoded values wrote, whole and cut to 100 bytes: %s', async (file) => {
     let bodies = 0;
     for (const max of [8 << 20, 100]) {
       const want = await valueJson(file, max);

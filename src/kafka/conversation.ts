@@ -16,7 +16,7 @@ import { API_KEY, protocol, type Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import { ByteArena, ByteText } from '../base/byte-text.js';
 import { bodyJson as bodyJsonText, writeBodyJson } from './secrets.js';
-import { BodyJsonMemo } from './json-memo.js';
+import { BodyJsonMemo, type MemoEntry } from './json-memo.js';
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
 import { PendingRequests } from './pending.js';
@@ -88,6 +88,12 @@ const WHOLE_SCAN = new ErrorScan();
  */
 const JSON_OUT = new ByteText(0);
 const JSON_KEPT = new ByteArena();
+/** What the error-code scan read of a response: its top-level ErrorCode and every code. */
+interface ScanResult {
+  errorCode: number | null;
+  codes: readonly number[];
+}
+
 /** The JSON of bodies seen a moment ago, by their bytes (Kafka sends the same bodies again and again). */
 const JSON_MEMO = new BodyJsonMemo();
 
@@ -455,7 +461,17 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
    * or refused) is decoded into a value and written from that, as --bodies always wrote it (as far as
    * the prefix goes); a malformed one is written as what the rules' fields read of it (`selected`), or null.
    */
-  private jsonOf(kind: 'request' | 'response', key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number, selected: Struct | null): Uint8Array | null {
+  private jsonOf(
+    kind: 'request' | 'response',
+    key: number,
+    version: number,
+    buf: Buffer,
+    start: number,
+    end: number,
+    frameEnd: number,
+    selected: Struct | null,
+    scan: ScanResult | null = null,
+  ): Uint8Array | null {
     const p = this.protocol;
     const out = JSON_OUT;
     JSON_KEPT.begin(out);
@@ -464,11 +480,12 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     // A whole body is written from the wire; one cut by the prefix kept, or that way does not take, from its value.
     if (end === frameEnd) {
       const response = kind === 'response';
-      const seen = JSON_MEMO.find(p, response, key, version, buf, start, end);
-      if (seen !== null) return seen;
+      // A response the scan read was looked up in the memo before the scan (responseHead).
+      const seen = scan === null ? JSON_MEMO.find(p, response, key, version, buf, start, end) : null;
+      if (seen !== null) return seen.json;
       if (writeBodyJson(kind, key, version, buf, start, end, out, p)) {
         const json = JSON_KEPT.end(out);
-        JSON_MEMO.add(response, key, version, buf, start, end, json);
+        JSON_MEMO.add(response, key, version, buf, start, end, json, scan?.errorCode ?? null, scan?.codes ?? null);
         return json;
       }
     }
@@ -573,18 +590,31 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
         if (!final && headLen < size && headLen < SMALL_RESPONSE) return Math.min(size, SMALL_RESPONSE);
         const scan = this.decodeAll ? null : errorScanFor(apiKey, apiVersion, p);
         let scanned = false;
+        /** --bodies: the memo's entry for this body, when it holds the scan's result too. */
+        let seen: MemoEntry | null = null;
         let start = -1;
         try {
           start = at + responseHeaderLength(head, at, at + headLen, headerVersion, p);
           if (scan !== null && headLen === size) {
-            // Read whole, and only its ErrorCodes wanted: the scan reads them, building nothing. A body it
-            // does not accept goes on to the interpreter, which says what is wrong.
-            const s = WHOLE_SCAN.reset(scan, at + size - start);
-            s.feed(head, start, at + size - start);
-            if (s.finish() === SCANNED) {
+            // --bodies: a body seen a moment ago has its JSON and its codes in the memo (the same bytes, the same scan).
+            if (this.json) {
+              const e = JSON_MEMO.find(p, true, apiKey, apiVersion, head, start, at + size);
+              if (e !== null && e.codes !== null) seen = e;
+            }
+            if (seen !== null) {
               scanned = true;
-              errorCode = s.topErrorCode;
-              codes = s.codes.length === 0 ? EMPTY_LIST : s.codes.slice();
+              errorCode = seen.errorCode;
+              codes = seen.codes!;
+            } else {
+              // Read whole, and only its ErrorCodes wanted: the scan reads them, building nothing. A body it
+              // does not accept goes on to the interpreter, which says what is wrong.
+              const s = WHOLE_SCAN.reset(scan, at + size - start);
+              s.feed(head, start, at + size - start);
+              if (s.finish() === SCANNED) {
+                scanned = true;
+                errorCode = s.topErrorCode;
+                codes = s.codes.length === 0 ? EMPTY_LIST : s.codes.slice();
+              }
             }
           }
           const d = scanned ? null : decodeBody('response', apiKey, apiVersion, this.decodeAll, head, start, at + headLen, at + size, p);
@@ -612,8 +642,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
           } else if (!(e instanceof DecodeError)) throw e;
         }
         // A malformed response is written as null (not as its selected fields, as a request is).
-        if (this.json && start >= 0) {
-          bodyJson = this.jsonOf('response', apiKey, apiVersion, head, start, at + headLen, at + size, null);
+        if (seen !== null) bodyJson = seen.json;
+        else if (this.json && start >= 0) {
+          bodyJson = this.jsonOf('response', apiKey, apiVersion, head, start, at + headLen, at + size, null, scanned ? { errorCode, codes } : null);
           bodyComplete = this.jsonComplete;
         }
       }
