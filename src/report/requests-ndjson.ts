@@ -236,6 +236,18 @@ export interface TextState {
 }
 
 /**
+ * A piece at out.buf[at] (room made), or when there is none (null) the text it stands for, written
+ * through `out`, with `room` made again after it: the position after it (out.buf may have grown).
+ */
+function pieceAt(out: ByteText, at: number, piece: Uint8Array | null, text: (out: ByteText, row: RequestRow) => void, row: RequestRow, room: number): number {
+  if (piece !== null) return put(out.buf, at, piece);
+  out.pos = at;
+  text(out, row);
+  out.room(room);
+  return out.pos;
+}
+
+/**
  * One row as a line, into `out`. With --bodies, `request` and `response` follow (Kafka's JSON
  * converter form, terminal-safe as schema/json.ts writes it), and `truncated` lists the bodies
  * decoded only as far as kcid kept; a PushTelemetry row has its metrics decoded between them, as
@@ -265,15 +277,8 @@ export function writeRequestNdjson(out: ByteText, row: RequestRow, conn: TextSta
   }
   out.room(room);
   buf = out.buf;
-  at = put(buf, out.pos, endpoints);
-  if (api !== null) at = put(buf, at, api);
-  else {
-    out.pos = at;
-    apiText(out, row);
-    out.room(room);
-    buf = out.buf;
-    at = out.pos;
-  }
+  at = pieceAt(out, put(buf, out.pos, endpoints), api, apiText, row, room);
+  buf = out.buf;
   at = numAt(buf, at, row.correlationId);
   out.pos = put(buf, at, CLIENTID);
   writeJsonString(out, row.clientId);
@@ -287,15 +292,8 @@ export function writeRequestNdjson(out: ByteText, row: RequestRow, conn: TextSta
   }
   out.room(room);
   buf = out.buf;
-  at = numAt(buf, out.pos, row.responseFrame);
-  if (error !== null) at = put(buf, at, error);
-  else {
-    out.pos = at;
-    errorText(out, row);
-    out.room(room);
-    buf = out.buf;
-    at = out.pos;
-  }
+  at = pieceAt(out, numAt(buf, out.pos, row.responseFrame), error, errorText, row, room);
+  buf = out.buf;
   at = millisAt(buf, at, row.latencyMs);
   at = put(buf, at, INPUT);
   at = numAt(buf, at, row.input + 1);
