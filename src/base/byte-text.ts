@@ -1,3 +1,6 @@
+/** Below this many bytes a copy in a JavaScript loop beats TypedArray#set's call. */
+const LOOP_MAX = 20;
+
 /**
  * Text written straight into bytes: a growable UTF-8 buffer that writers append to, for output that
  * is made in bulk (`kcid requests --bodies` writes about 2 bytes of JSON per byte of capture). A
@@ -6,9 +9,6 @@
  *
  * The writer owns `pos`; a caller that wants to undo a piece saves `pos` and puts it back.
  */
-/** Below this many bytes a copy in a JavaScript loop beats TypedArray#set's call. */
-const LOOP_MAX = 20;
-
 export class ByteText {
   buf: Buffer;
   /** Bytes written so far: buf[0, pos). */

@@ -145,7 +145,7 @@ function keep(write: (out: ByteText) => void): Uint8Array {
 
 /**
  * `,"apiKey":…,"apiName":…,"apiVersion":…,"headerVersion":…,"correlationId":`, by API key, then by
- * version and header version: int16s on the wire, so at most 32,768 × 65,536 × 4 pieces a hostile
+ * version and header version: int16s on the wire, so at most 32,768 × 32,768 × 4 pieces a hostile
  * capture could ask for; past MAX_API_PIECES the cache starts over.
  */
 let apiPieces: (Piece | undefined)[][] = [];
@@ -167,13 +167,15 @@ function apiText(out: ByteText, row: RequestRow): void {
 /** The API piece of a row, or null when its values are not the wire's (the row is written field by field). */
 function apiPiece(row: RequestRow): Uint8Array | null {
   const { apiKey, apiVersion, headerVersion } = row;
-  // Whole numbers in the wire's ranges (a row made elsewhere may hold anything).
+  // Whole numbers in the wire's ranges (a row made elsewhere may hold anything; a negative version is
+  // no version Kafka defines): else the row is written field by field.
   if (apiKey === null || apiVersion === null || headerVersion === null || !(apiKey >= 0 && apiKey < 0x8000 && (apiKey | 0) === apiKey) ||
-    !(apiVersion >= -0x8000 && apiVersion < 0x8000 && (apiVersion | 0) === apiVersion) || !(headerVersion >= 0 && headerVersion < 4 && (headerVersion | 0) === headerVersion)) {
+    !(apiVersion >= 0 && apiVersion < 0x8000 && (apiVersion | 0) === apiVersion) || !(headerVersion >= 0 && headerVersion < 4 && (headerVersion | 0) === headerVersion)) {
     return null;
   }
+  // Indexed by version and header version: a few dozen slots for the versions clients send.
   const byVersion = (apiPieces[apiKey] ??= []);
-  const at = (apiVersion + 0x8000) * 4 + headerVersion;
+  const at = apiVersion * 4 + headerVersion;
   let piece = byVersion[at];
   if (piece === undefined || piece.name !== row.apiName) {
     if (apiPieceCount >= MAX_API_PIECES) (apiPieces = []), (apiPieceCount = 0);
