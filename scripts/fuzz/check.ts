@@ -1,14 +1,14 @@
 /**
  * The properties every input must keep (issue 4), checked by running the command line in process
  * (cli/main.ts run() with an Io that writes to strings) on one capture file: `analyze --format
- * json` and `requests --format ndjson` twice each, the `analyze` and `requests` tables, and with
- * `allFormats` every other report format and `clients`:
+ * json`, `requests --format ndjson` and `requests --bodies --format ndjson` twice each, the
+ * `analyze` and `requests` tables, and with `allFormats` every other report format and `clients`:
  *
  *  - every command ends with exit 0 or 1 (analyze) / 0 (requests), or 2 with exactly one stderr
  *    line "kcid: FILE: what is wrong"; never "internal error" (an exception kcid did not expect);
  *  - the commands agree: all of them fail with the same line, or none does;
  *  - JSON parses, every NDJSON line parses, and the NDJSON rows are as many as the requests the
- *    JSON summary counts;
+ *    JSON summary counts (with --bodies as many as without);
  *  - JSON and NDJSON are byte-identical across two runs;
  *  - no output (table or text) holds a raw control character, C1 control or Unicode format
  *    character (bidi overrides, zero-width characters), nor a lone surrogate;
@@ -135,6 +135,9 @@ export async function checkCapture(path: string, opts: CheckOptions = {}): Promi
   const json2 = await cli(['analyze', '--format', 'json', path]);
   const nd1 = await cli(['requests', '--format', 'ndjson', path]);
   const nd2 = await cli(['requests', '--format', 'ndjson', path]);
+  // Every body decoded, twice: the second run finds the first's bodies in the memo (kafka/json-memo.ts).
+  const bodies1 = await cli(['requests', '--bodies', '--format', 'ndjson', path]);
+  const bodies2 = await cli(['requests', '--bodies', '--format', 'ndjson', path]);
   const table = await cli(['analyze', path]);
   const rows = await cli(['requests', path]);
   const extra: [string, Run, readonly number[]][] = [];
@@ -155,6 +158,8 @@ export async function checkCapture(path: string, opts: CheckOptions = {}): Promi
     ['analyze --format json (again)', json2, [0, 1, 2]],
     ['requests --format ndjson', nd1, [0, 2]],
     ['requests --format ndjson (again)', nd2, [0, 2]],
+    ['requests --bodies --format ndjson', bodies1, [0, 2]],
+    ['requests --bodies --format ndjson (again)', bodies2, [0, 2]],
     ['analyze', table, [0, 1, 2]],
     ['requests', rows, [0, 2]],
     ...extra,
@@ -200,6 +205,17 @@ export async function checkCapture(path: string, opts: CheckOptions = {}): Promi
     if (requestRows !== report.summary.requests) {
       return fail('inconsistent', `requests lists ${requestRows} requests, analyze counts ${report.summary.requests}`);
     }
+    // --bodies: the same rows, each a JSON object with its bodies.
+    const bodyLines = bodies1.out === '' ? [] : bodies1.out.slice(0, -1).split('\n');
+    if (bodies1.out !== '' && !bodies1.out.endsWith('\n')) return fail('ndjson', 'requests --bodies --format ndjson does not end with a newline');
+    if (bodyLines.length !== lines.length) return fail('inconsistent', `requests --bodies lists ${bodyLines.length} rows, without --bodies ${lines.length}`);
+    for (const [i, line] of bodyLines.entries()) {
+      try {
+        JSON.parse(line);
+      } catch (e) {
+        return fail('ndjson', `requests --bodies line ${i + 1} is not JSON: ${(e as Error).message}`);
+      }
+    }
     for (const [what, r] of runs) {
       const bad = unsafeAt(r.out.replace(/\n/g, ''));
       if (bad !== null) return fail('unsafe-output', `${what}: ${bad}`);
@@ -228,6 +244,7 @@ export async function checkCapture(path: string, opts: CheckOptions = {}): Promi
   }
   if (json1.out !== json2.out) return fail('nondeterministic', 'analyze --format json differs between two runs');
   if (nd1.out !== nd2.out) return fail('nondeterministic', 'requests --format ndjson differs between two runs');
+  if (bodies1.out !== bodies2.out) return fail('nondeterministic', 'requests --bodies --format ndjson differs between two runs (the second finds the bodies remembered)');
   if (hooked && largestAllocation > MAX_ALLOCATION) {
     return fail('memory', `a Buffer of ${largestAllocation} bytes was allocated (limit ${MAX_ALLOCATION})`);
   }
