@@ -92,6 +92,7 @@ export class BodyJsonMemo {
     if (n > MAX_BODY) return null;
     const id = kindId(response, key, version);
     let kind = this.kinds.get(id);
+    // One per version the schemas define: the Kafka stage writes JSON only for those (readsBody).
     if (kind === undefined) this.kinds.set(id, (kind = new Kind()));
     if (kind.skip > 0) {
       kind.skip--;
