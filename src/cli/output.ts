@@ -6,8 +6,9 @@
  * has not taken yet in memory, and `kcid requests big.pcap | ...` grew by its whole output (636 MB
  * for 421,473 rows). A blocking write waits for the reader instead.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { untilReady } from '../base/blocking.js';
+import { openOutput } from '../base/safe-write.js';
 import { ByteText } from '../base/byte-text.js';
 import { UsageError } from './options.js';
 
@@ -75,7 +76,7 @@ export class Out {
       return;
     }
     try {
-      this.fd = openSync(file, 'w');
+      this.fd = openOutput(file);
       this.ownsFd = true;
     } catch (e) {
       throw new UsageError(`cannot write --output ${file}: ${writeProblem(e)}`);

@@ -15,14 +15,23 @@
  * run, within it; across captures the same questions are SQL over `connections` (README).
  *
  * Requests are written while the capture is read (row groups as they fill); the other tables,
- * made from the capture's summary, when it ends. All get their names only when all are
- * complete: a folder holds a whole capture or nothing of it.
+ * made from the capture's summary, when it ends. A capture appears whole or not at all: its
+ * tables are written into a hidden staging folder in DIR (`.kcid-staging.HOST.PID.RANDOM/TABLE/
+ * part-0.parquet`, which no engine reads: they skip names starting with `.`), and only when every
+ * table is complete are they renamed into place, one rename per table (a folder when the capture
+ * is new, the file over the old one with --overwrite), undone if one fails. A failure, SIGINT or
+ * SIGTERM removes the staging folder; a staging folder left by a process that is gone (SIGKILL,
+ * a crash) is removed by the next export into DIR on the same host. --overwrite replaces and
+ * removes only what kcid writes in a capture's folders: `part-0.parquet`, and the
+ * `part-0.parquet.PID.tmp` files versions before staging left when interrupted.
  *
  * Telemetry is decoded (as `kcid analyze --telemetry` does, so the findings include the KIP-714
  * rules'); a capture without PushTelemetry has no telemetry folders, and what that costs is the
  * one comparison per request by which the analyzer sees none.
  */
-import { accessSync, constants, existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { buildReport, type Report, type SeveritySetting } from '../analysis/report.js';
 import { mergeResults } from '../analysis/parallel.js';
@@ -52,9 +61,6 @@ import {
 
 /** The tables of an export, in the order they are written; the last two only for a capture with pushes. */
 export const TABLE_NAMES = ['requests', 'connections', 'instances', 'findings', 'telemetry', 'telemetry_metrics'] as const;
-/** Tables every capture has. */
-const ALWAYS = 4;
-
 /**
  * mkdir -p, one level at a time: Node 20's recursive mkdirSync loops forever where mkdir answers
  * ENOENT under a folder that exists (`--to /proc/x`).
@@ -135,6 +141,64 @@ export function captureNames(files: readonly string[], name: string | undefined)
   return names;
 }
 
+/** The file of each table in a capture's folder. */
+const PART = 'part-0.parquet';
+/** What versions of kcid before staging left in a capture's folder when interrupted: removed by the next export of it. */
+const LEGACY_TMP = /^part-0\.parquet\.\d+\.tmp$/;
+
+/** This host in a staging folder's name (another host's are never swept: its PIDs are not ours). */
+const HOST = hostname().replace(/[^A-Za-z0-9-]/g, '_') || 'host';
+const STAGING = /^\.kcid-staging\.(.+)\.(\d+)\.[0-9a-f]+$/;
+
+/** A capture's folder holds a complete export (its part-0.parquet), not only leftovers. */
+function exported(folder: string): boolean {
+  return existsSync(join(folder, PART));
+}
+
+/** The process `pid` is running (here). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the staging folders in `dir` of processes on this host that are gone (killed, crashed). */
+function sweepStaging(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = STAGING.exec(name);
+    if (m === null || m[1] !== HOST || Number(m[2]) === process.pid || alive(Number(m[2]))) continue;
+    rmSync(join(dir, name), { recursive: true, force: true });
+  }
+}
+
+/** Removes in a capture's folder the temporary files older versions of kcid left there. */
+function removeLegacyTmp(folder: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) if (LEGACY_TMP.test(name)) rmSync(join(folder, name), { force: true });
+}
+
+/** SIGINT or SIGTERM arrived during the export: what was staged is removed, and the signal then ends kcid as it would have. */
+class Interrupted extends Error {
+  override readonly name = 'Interrupted';
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`interrupted by ${signal}`);
+  }
+}
+
 /** Writes every capture's tables; returns what was written per capture. */
 export async function exportCaptures(files: readonly string[], analyze: AnalyzeOptions, o: ExportOptions): Promise<ExportCounts[]> {
   const names = captureNames(files, o.name);
@@ -142,31 +206,141 @@ export async function exportCaptures(files: readonly string[], analyze: AnalyzeO
   const folders = names.map((n) => TABLE_NAMES.map((t) => join(o.dir, t, `capture=${escapePartition(n)}`)));
   if (!o.overwrite) {
     for (const set of folders) {
-      const existing = set.find((f) => existsSync(f));
+      const existing = set.find(exported);
       if (existing !== undefined) throw new ExportError(`${existing} exists: that capture was exported before (--overwrite replaces it)`);
     }
   }
+  sweepStaging(o.dir);
+  // The capture is read as a stream, which lets these run while it is read (a file read in one
+  // go would hold them until its end).
+  const controller = new AbortController();
+  let caught: NodeJS.Signals | null = null;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    caught ??= signal;
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const done: ExportCounts[] = [];
-  for (const [i, file] of files.entries()) done.push(await exportOne(file, i, { file, capture: names[i]! }, folders[i]!, analyze, o));
+  try {
+    for (const [i, file] of files.entries()) {
+      if (caught !== null) throw new Interrupted(caught);
+      done.push(await exportOne(file, i, { file, capture: names[i]! }, folders[i]!, { ...analyze, signal: controller.signal }, o, () => caught));
+    }
+  } catch (e) {
+    if (e instanceof Interrupted) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      // Ends kcid as the signal would have (exit status 128 + its number), now that nothing half-written is left.
+      process.kill(process.pid, e.signal);
+      await new Promise(() => {});
+    }
+    throw e;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
   return done;
 }
 
-async function exportOne(file: string, input: number, origin: Origin, folders: string[], analyze: AnalyzeOptions, o: ExportOptions): Promise<ExportCounts> {
-  const makeFolder = (f: string): void => {
+/** Makes a folder (and those above it), or says in one line why it cannot. */
+function makeFolder(f: string): void {
+  try {
+    makeDirs(f);
+  } catch (e) {
+    throw new ExportError(`cannot make ${f}: ${(e as Error).message}`);
+  }
+}
+
+/** The hidden folder a capture's tables are written into before they are renamed into place. */
+function makeStaging(dir: string): string {
+  for (let attempt = 0; ; attempt++) {
+    const staging = join(dir, `.kcid-staging.${HOST}.${process.pid}.${randomBytes(6).toString('hex')}`);
     try {
-      makeDirs(f);
+      // mkdir makes the folder or fails (EEXIST even for a link planted there): never someone else's.
+      mkdirSync(staging, 0o700);
+      return staging;
     } catch (e) {
-      throw new ExportError(`cannot make ${f}: ${(e as Error).message}`);
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 4) throw new ExportError(`cannot make a staging folder in ${dir}: ${(e as Error).message}`);
     }
-  };
-  for (const f of folders.slice(0, ALWAYS)) makeFolder(f);
-  const part = (k: number) => join(folders[k]!, 'part-0.parquet');
+  }
+}
+
+/**
+ * Moves a capture's staged tables into place: `written[k]` says whether table k was written. A
+ * new capture folder is the staged folder renamed; an existing one (--overwrite, or leftovers of
+ * an interrupted older version) gets its part-0.parquet replaced by a rename, the old file kept
+ * as a link in the staging folder until every table is in place. A table not written now
+ * (telemetry, when the capture has no pushes any more) loses its old file. If a rename fails,
+ * what was moved is moved back and the old files restored.
+ */
+function commit(staging: string, folders: readonly string[], written: readonly boolean[]): void {
+  const undo: (() => void)[] = [];
+  try {
+    for (const [k, folder] of folders.entries()) {
+      const staged = join(staging, TABLE_NAMES[k]!);
+      if (!written[k]) continue;
+      makeFolder(dirname(folder));
+      if (!existsSync(folder)) {
+        renameSync(staged, folder);
+        undo.push(() => renameSync(folder, staged));
+        continue;
+      }
+      const target = join(folder, PART);
+      const backup = join(staging, `old-${TABLE_NAMES[k]}`);
+      if (existsSync(target)) {
+        linkSync(target, backup);
+        undo.push(() => renameSync(backup, target));
+      } else {
+        undo.push(() => rmSync(target, { force: true }));
+      }
+      renameSync(join(staged, PART), target);
+    }
+  } catch (e) {
+    for (const u of undo.reverse()) {
+      try {
+        u();
+      } catch {
+        // best effort: the error below says what failed
+      }
+    }
+    throw new ExportError(`cannot move the export into place: ${(e as Error).message}`);
+  }
+  // In place: what older exports and interrupted runs left goes.
+  for (const [k, folder] of folders.entries()) {
+    if (!written[k] && existsSync(folder)) {
+      rmSync(join(folder, PART), { force: true });
+      removeLegacyTmp(folder);
+      rmEmpty(folder);
+    } else if (written[k]) {
+      removeLegacyTmp(folder);
+    }
+  }
+}
+
+async function exportOne(
+  file: string,
+  input: number,
+  origin: Origin,
+  folders: string[],
+  analyze: AnalyzeOptions,
+  o: ExportOptions,
+  interrupted: () => NodeJS.Signals | null,
+): Promise<ExportCounts> {
+  const staging = makeStaging(o.dir);
+  const written = TABLE_NAMES.map(() => false);
   const writers: ParquetTableWriter<never>[] = [];
   const open = <R>(table: Table<R>, k: number): ParquetTableWriter<R> => {
-    if (k >= ALWAYS) makeFolder(folders[k]!);
-    const w = new ParquetTableWriter(partitioned(table), part(k), withTable(o.file, table.name));
+    const folder = join(staging, TABLE_NAMES[k]!);
+    makeFolder(folder);
+    const w = new ParquetTableWriter(partitioned(table), join(folder, PART), { ...withTable(o.file, table.name), placement: 'create' });
     writers.push(w as ParquetTableWriter<never>);
+    written[k] = true;
     return w;
+  };
+  const check = (): void => {
+    const signal = interrupted();
+    if (signal !== null) throw new Interrupted(signal);
   };
   try {
     const requests = open(REQUESTS, 0);
@@ -182,6 +356,7 @@ async function exportOne(file: string, input: number, origin: Origin, folders: s
     if (o.onCaptureStart !== undefined) rows.captureStart = o.onCaptureStart;
     o.onStart?.(file);
     const result = await analyzeInput(file, input, { ...analyze, decodeTelemetry: true }, () => {}, rows);
+    check();
     rows.finish();
     let report = buildReport(mergeResults([result]), { severities: o.severities });
     if (o.filterReport !== undefined) report = o.filterReport(report);
@@ -235,21 +410,16 @@ async function exportOne(file: string, input: number, origin: Origin, folders: s
       telemetry: pushes.length,
     };
     for (const w of writers) w.close();
-    // Re-exported (--overwrite) without pushes now: the earlier export's telemetry goes.
-    if (pushes.length === 0) {
-      for (const f of folders.slice(ALWAYS)) {
-        rmSync(join(f, 'part-0.parquet'), { force: true });
-        rmEmpty(f);
-      }
-    }
+    check();
+    commit(staging, folders, written);
     counts.requests = requests.written;
     o.onCapture?.(file, counts);
     return counts;
   } catch (e) {
     for (const w of writers) w.abort();
-    // Folders this run made for the capture and left empty go too.
-    for (const f of folders) rmEmpty(f);
     throw e;
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
   }
 }
 

@@ -5,10 +5,14 @@
  * the pages (dictionary or plain, statistics, Snappy) on the encoder thread (encoder.ts), and the
  * bytes go to the file 1 MiB at a time.
  *
- * The file is written under a temporary name and renamed when complete: a reader of the folder
- * (an engine listing `requests/`) never sees half a file, and an export that fails leaves none.
+ * A file of `-o` is written under a hidden temporary name next to it and renamed when complete
+ * (src/base/safe-write.ts): a reader of the folder never sees half a file, and a write that fails
+ * leaves none; an existing FIFO or character device there is written to as it is, never replaced.
+ * An export's files are created exclusively in its staging folder, which is renamed as a whole
+ * (export.ts).
  */
-import { closeSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, rmSync } from 'node:fs';
+import { createExclusive, createTemp, openOutput, outputKind, renameInto } from '../base/safe-write.js';
 import type { KeyValue, SchemaElement } from 'hyparquet-writer';
 import { collectIfGrown } from './collect.js';
 import { encoder } from './encoder.js';
@@ -121,6 +125,12 @@ export interface ParquetFileOptions {
   /** Key-value metadata of the file (kcid's version, the table). */
   metadata?: KeyValue[];
   createdBy?: string;
+  /**
+   * 'output' (the default, `-o`): a regular file written under a temporary name and renamed, or an
+   * existing FIFO or character device written as it is. 'create': a new file made exclusively at
+   * the path (in a folder kcid made), removed if the write fails.
+   */
+  placement?: 'output' | 'create';
 }
 
 /**
@@ -190,7 +200,10 @@ function takeGroup(b: Buffer, n: number, transfer: ArrayBuffer[]): GroupValues {
  * (encoder.ts), while the capture is read on.
  */
 export class ParquetTableWriter<R> {
-  private readonly tmp: string;
+  /** Where the bytes go until the file is complete (removed if it is not); null for a FIFO or device. */
+  private readonly tmp: string | null;
+  /** The temporary file is renamed to the path at the end. */
+  private readonly rename: boolean;
   private readonly fd: number;
   private readonly file: number;
   private readonly buffers: Buffer[];
@@ -205,9 +218,21 @@ export class ParquetTableWriter<R> {
     private readonly path: string,
     opts: ParquetFileOptions = {},
   ) {
-    this.tmp = `${path}.${process.pid}.tmp`;
     try {
-      this.fd = openSync(this.tmp, 'w');
+      if (opts.placement === 'create') {
+        this.fd = createExclusive(path);
+        this.tmp = path;
+        this.rename = false;
+      } else if (outputKind(path) === 'stream') {
+        this.fd = openOutput(path);
+        this.tmp = null;
+        this.rename = false;
+      } else {
+        const t = createTemp(path);
+        this.fd = t.fd;
+        this.tmp = t.tmp;
+        this.rename = true;
+      }
     } catch (e) {
       throw new ExportError(`cannot write ${path}: ${describe(e)}`);
     }
@@ -216,7 +241,7 @@ export class ParquetTableWriter<R> {
       this.file = encoder().open(this.fd, parquetSchema(table as Table<never>), opts.metadata, opts.createdBy);
     } catch (e) {
       closeSync(this.fd);
-      rmSync(this.tmp, { force: true });
+      if (this.tmp !== null) rmSync(this.tmp, { force: true });
       throw e;
     }
   }
@@ -278,7 +303,7 @@ export class ParquetTableWriter<R> {
       encoder().finish(this.file);
       closeSync(this.fd);
       this.closed = true;
-      renameSync(this.tmp, this.path);
+      if (this.rename) renameInto(this.tmp!, this.path);
     } catch (e) {
       this.abort();
       throw e instanceof ExportError ? e : new ExportError(`cannot write ${this.path}: ${describe(e)}`);
@@ -301,7 +326,7 @@ export class ParquetTableWriter<R> {
         // already closed
       }
     }
-    rmSync(this.tmp, { force: true });
+    if (this.tmp !== null) rmSync(this.tmp, { force: true });
   }
 
   private flushGroup(): void {
