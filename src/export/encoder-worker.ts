@@ -1,7 +1,7 @@
 /**
  * Worker-thread entry (bundled as dist/export/encoder-worker.mjs): encodes the row groups of the
  * Parquet files an export writes (encode-group.ts). See src/export/encoder.ts for why a thread,
- * and for the protocol: messages come in order on the parent port; after each one this thread
+ * and for the protocol: messages come in order on the main thread's port; after each one this thread
  * counts it done in the shared state and wakes the main thread, and a failure is posted on the
  * reply port first.
  */
@@ -10,9 +10,10 @@ import { collectIfGrown } from './collect.js';
 import { drop, handle } from './encode-group.js';
 import { DONE, type EncoderFailure, type EncoderMessage } from './encoder-protocol.js';
 
-const { state, replies } = workerData as { state: Int32Array; replies: MessagePort };
+const { state, replies, port } = workerData as { state: Int32Array; replies: MessagePort; port?: MessagePort };
 
-parentPort!.on('message', (m: EncoderMessage) => {
+// Messages come on a port of the main thread's (the watchdog that started this thread is its parent: encoder.ts).
+(port ?? parentPort!).on('message', (m: EncoderMessage) => {
   try {
     handle(m);
     // This thread's live heap is about one row group: a full collection is cheap, and keeps it flat.

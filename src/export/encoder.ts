@@ -16,6 +16,14 @@
  * many groups whatever the capture's size. finish and abort wait for their answer, so a file is
  * complete, or no longer written to, when they return. A failure comes back on a reply port,
  * read without the event loop (receiveMessageOnPort).
+ *
+ * The thread's death (out of its heap, a native fault) is noticed at once, with its cause: the
+ * main thread waits without its event loop (it reads a capture in one go), where a Worker's
+ * 'error' and 'exit' events never arrive, so the encoder is started by a small watchdog thread
+ * that has nothing else to do. The watchdog hears those events, posts the cause on a port the
+ * main thread reads synchronously, raises a flag in the shared state and wakes the waiting
+ * thread; a wait then fails within milliseconds with the cause, where it used to stall for a
+ * minute per wait and say only that the thread stopped answering.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -44,28 +52,58 @@ const YOUNG_MB = 4;
 const OLD_MB = 64;
 /** A thread that handles nothing for this long has stopped (it never takes more than a second or two for a group). */
 const STALLED_MS = 60_000;
+/** Index in the shared state (after the protocol's DONE) of the flag the watchdog raises when the encoder thread has ended. */
+const DEAD = 1;
+/**
+ * The watchdog thread (evaluated code, so that it needs no file of its own): starts the encoder
+ * with the main thread's ports, and reports its end. Its heap holds this code alone.
+ */
+const WATCHDOG = `
+const { Worker, workerData } = require('node:worker_threads');
+const { url, state, replies, port, deaths, resourceLimits } = workerData;
+const encoder = new Worker(new URL(url), { workerData: { state, replies, port }, transferList: [replies, port], resourceLimits });
+let cause = null;
+encoder.on('error', (e) => { cause = (e && e.message) || String(e); });
+encoder.on('exit', (code) => {
+  deaths.postMessage(cause === null ? 'exited with code ' + code : cause);
+  Atomics.store(state, ${DEAD}, 1);
+  Atomics.notify(state, ${DONE});
+});
+`;
+const WATCHDOG_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 };
 
-interface Encoder {
+export interface Encoder {
   open(fd: number, schema: SchemaElement[], kvMetadata: KeyValue[] | undefined, createdBy: string | undefined): number;
   group(id: number, rows: number, columns: GroupColumn[], transfer: TransferListItem[]): void;
   finish(id: number): void;
   abort(id: number): void;
+  /** The thread behind it has ended: files opened from now on need another encoder. */
+  readonly ended: boolean;
 }
 
 class ThreadEncoder implements Encoder {
   private readonly worker: Worker;
-  private readonly state = new Int32Array(new SharedArrayBuffer(4));
+  private readonly state = new Int32Array(new SharedArrayBuffer(8));
   private readonly replies: MessagePort;
+  /** The encoder thread's port (it listens on the other end). */
+  private readonly port: MessagePort;
+  /** Where the watchdog posts why the encoder thread ended. */
+  private readonly deaths: MessagePort;
   private readonly failures = new Map<number, EncoderFailure>();
   private sent = 0;
   private nextId = 1;
   private exited: string | null = null;
 
   constructor() {
-    const { port1, port2 } = new MessageChannel();
-    this.replies = port1;
-    port1.unref();
-    this.worker = new Worker(WORKER, { workerData: { state: this.state, replies: port2 }, transferList: [port2], resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB, maxOldGenerationSizeMb: OLD_MB } });
+    const replies = new MessageChannel();
+    const messages = new MessageChannel();
+    const deaths = new MessageChannel();
+    this.replies = replies.port1;
+    this.port = messages.port1;
+    this.deaths = deaths.port1;
+    for (const p of [this.replies, this.port, this.deaths]) p.unref();
+    const workerData = { url: WORKER.href, state: this.state, replies: replies.port2, port: messages.port2, deaths: deaths.port2, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB, maxOldGenerationSizeMb: OLD_MB } };
+    this.worker = new Worker(WATCHDOG, { eval: true, workerData, transferList: [replies.port2, messages.port2, deaths.port2], resourceLimits: WATCHDOG_LIMITS });
     this.worker.unref();
     this.worker.on('error', (e) => {
       this.exited = e.message;
@@ -96,15 +134,15 @@ class ThreadEncoder implements Encoder {
 
   /** Gives the file up; returns when nothing more will be written to it. */
   abort(id: number): void {
-    if (this.exited !== null) return;
+    if (this.exited !== null || this.dead()) return;
     this.post({ op: 'abort', id });
     this.wait(0);
     this.failures.delete(id);
   }
 
   private post(m: EncoderMessage, transfer: TransferListItem[] = []): void {
-    if (this.exited !== null) throw new ExportError(`the Parquet encoder thread stopped: ${this.exited}`);
-    this.worker.postMessage(m, transfer);
+    if (this.exited !== null || this.dead()) throw this.stopped();
+    this.port.postMessage(m, transfer);
     this.sent++;
   }
 
@@ -114,6 +152,7 @@ class ThreadEncoder implements Encoder {
     let done = Atomics.load(this.state, DONE);
     let since = Date.now();
     while (done < target) {
+      if (this.dead()) throw this.stopped();
       Atomics.wait(this.state, DONE, done, 1000);
       const now = Atomics.load(this.state, DONE);
       if (now !== done) {
@@ -129,6 +168,24 @@ class ThreadEncoder implements Encoder {
     }
   }
 
+  get ended(): boolean {
+    return this.exited !== null || this.dead();
+  }
+
+  /** The watchdog has seen the encoder thread end (its cause is then on the deaths port). */
+  private dead(): boolean {
+    if (Atomics.load(this.state, DEAD) === 0) return false;
+    if (this.exited === null) {
+      const m = receiveMessageOnPort(this.deaths);
+      this.exited = m === undefined ? 'it ended' : String(m.message);
+    }
+    return true;
+  }
+
+  private stopped(): ExportError {
+    return new ExportError(`the Parquet encoder thread stopped: ${this.exited}`);
+  }
+
   private check(id: number): void {
     const f = this.failures.get(id);
     if (f === undefined) return;
@@ -142,6 +199,7 @@ class ThreadEncoder implements Encoder {
 /** Encodes on the calling thread, with a full collection when its heap has grown (collect.ts): where the bundled thread is missing (the source run without a build). */
 class InlineEncoder implements Encoder {
   private nextId = 1;
+  readonly ended = false;
 
   open(fd: number, schema: SchemaElement[], kvMetadata: KeyValue[] | undefined, createdBy: string | undefined): number {
     const id = this.nextId++;
@@ -174,6 +232,8 @@ class InlineEncoder implements Encoder {
 
 let shared: Encoder | null = null;
 
+/** The encoder for a new file: the shared one, or a new one when its thread has ended (the files it had failed with the cause). */
 export function encoder(): Encoder {
+  if (shared?.ended === true) shared = null;
   return (shared ??= existsSync(fileURLToPath(WORKER)) ? new ThreadEncoder() : new InlineEncoder());
 }

@@ -15,7 +15,7 @@ import { closeSync, rmSync } from 'node:fs';
 import { createExclusive, createTemp, openOutput, outputKind, renameInto } from '../base/safe-write.js';
 import type { KeyValue, SchemaElement } from 'hyparquet-writer';
 import { collectIfGrown } from './collect.js';
-import { encoder } from './encoder.js';
+import { encoder, type Encoder } from './encoder.js';
 import type { GroupColumn, GroupValues } from './encoder-protocol.js';
 import { ExportError } from './errors.js';
 
@@ -205,6 +205,8 @@ export class ParquetTableWriter<R> {
   /** The temporary file is renamed to the path at the end. */
   private readonly rename: boolean;
   private readonly fd: number;
+  /** The encoder this file's groups go to (a later file may get a new one if this one's thread dies). */
+  private readonly enc: Encoder;
   private readonly file: number;
   private readonly buffers: Buffer[];
   private rows = 0;
@@ -237,8 +239,9 @@ export class ParquetTableWriter<R> {
       throw new ExportError(`cannot write ${path}: ${describe(e)}`);
     }
     this.buffers = table.columns.map((c) => makeBuffer(c as Column<unknown>));
+    this.enc = encoder();
     try {
-      this.file = encoder().open(this.fd, parquetSchema(table as Table<never>), opts.metadata, opts.createdBy);
+      this.file = this.enc.open(this.fd, parquetSchema(table as Table<never>), opts.metadata, opts.createdBy);
     } catch (e) {
       closeSync(this.fd);
       if (this.tmp !== null) rmSync(this.tmp, { force: true });
@@ -300,7 +303,7 @@ export class ParquetTableWriter<R> {
     if (this.closed) return;
     try {
       if (this.rows > 0) this.flushGroup();
-      encoder().finish(this.file);
+      this.enc.finish(this.file);
       closeSync(this.fd);
       this.closed = true;
       if (this.rename) renameInto(this.tmp!, this.path);
@@ -316,7 +319,7 @@ export class ParquetTableWriter<R> {
       this.closed = true;
       // The encoder stops writing to the descriptor before it is closed (and perhaps reused).
       try {
-        encoder().abort(this.file);
+        this.enc.abort(this.file);
       } catch {
         // the encoder thread is gone: nothing writes to the file any more
       }
@@ -346,7 +349,7 @@ export class ParquetTableWriter<R> {
     // collected when it has grown HEAP_BUDGET (a few times per capture: see collect.ts).
     collectIfGrown();
     try {
-      encoder().group(this.file, n, columns, transfer);
+      this.enc.group(this.file, n, columns, transfer);
     } catch (e) {
       throw e instanceof ExportError ? e : new ExportError(`cannot write ${this.path}: ${describe(e)}`);
     }
