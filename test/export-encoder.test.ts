@@ -42,7 +42,7 @@ const CHECK = (path: string) => `
          count(maybe) as maybe, sum(maybe) as sum_maybe, count(big) as big, sum(big) as sum_big, count(ms) as ms, sum(ms) as sum_ms,
          count(s) as s, count(distinct s) as distinct_s, count(id) as id, count(distinct id) as distinct_id,
          count(*) filter (where flag) as flags, sum(len(names)) as names, sum(len(tags)) as tags,
-         max(s) filter (where n = 7) as s7, (max(id::varchar) filter (where n = 1)) as id1, max(tags) filter (where n = 9) as tags9
+         max(s) filter (where n = 7) as s7, (max(lower(hex(id))) filter (where n = 1)) as id1, max(tags) filter (where n = 9) as tags9
     from '${path}'`;
 
 function expected(total: number) {
@@ -69,7 +69,7 @@ function expected(total: number) {
     names: String(count((n) => n % 3 !== 0) * 2),
     tags: String(count((n) => n % 9 === 0)),
     s7: 'client-7',
-    id1: 'bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb',
+    id1: 'bb'.repeat(16),
     tags9: [{ tag: 1, size: 9 }],
   };
 }

@@ -165,8 +165,8 @@ describe('the telemetry tables of a real librdkafka capture', () => {
   });
 
   it('the UUID column is the base64 ID; types as DuckDB reads them', async () => {
-    const [r] = await rows(`select distinct client_instance_id, client_instance_uuid::varchar as uuid from ${table(dir, 'telemetry')}`);
-    expect(r).toEqual({ client_instance_id: 'AAAAAAAAASoAAAAAAAAAgQ', uuid: '00000000-0000-012a-0000-000000000081' });
+    const [r] = await rows(`select distinct client_instance_id, lower(hex(client_instance_uuid)) as uuid from ${table(dir, 'telemetry')}`);
+    expect(r).toEqual({ client_instance_id: 'AAAAAAAAASoAAAAAAAAAgQ', uuid: '000000000000012a0000000000000081' });
     const schema = async (t: string) => (await rows(`describe select * from ${table(dir, t)}`)).map((x) => `${String(x.column_name)} ${String(x.column_type)}`);
     expect(await schema('telemetry')).toEqual([
       'input_file VARCHAR',
@@ -180,7 +180,7 @@ describe('the telemetry tables of a real librdkafka capture', () => {
       'broker_port INTEGER',
       'client_id VARCHAR',
       'client_instance_id VARCHAR',
-      'client_instance_uuid UUID',
+      'client_instance_uuid BLOB',
       'api_version SMALLINT',
       'correlation_id INTEGER',
       'subscription_id INTEGER',
@@ -203,7 +203,7 @@ describe('the telemetry tables of a real librdkafka capture', () => {
       'frame BIGINT',
       'time TIMESTAMP WITH TIME ZONE',
       'client_instance_id VARCHAR',
-      'client_instance_uuid UUID',
+      'client_instance_uuid BLOB',
       'name VARCHAR',
       'type VARCHAR',
       'temporality VARCHAR',

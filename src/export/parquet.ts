@@ -21,9 +21,11 @@ import { ExportError } from './errors.js';
 
 /**
  * What a column holds. int16 is Parquet INT32 annotated INT_16, as Kafka's int16 fields
- * (API keys, versions, error codes) are; timestamp is INT64 TIMESTAMP(MICROS, UTC); uuid is
- * FIXED_LEN_BYTE_ARRAY(16) annotated UUID; strings is a LIST of strings; tags is a LIST of
- * (tag int32, size int32) structs.
+ * (API keys, versions, error codes) are; timestamp is INT64 TIMESTAMP(MICROS, UTC); uuid is the
+ * 16 bytes as a BYTE_ARRAY without annotation (plain binary: FIXED_LEN_BYTE_ARRAY annotated UUID
+ * is refused by Spark's reader, and unannotated FIXED_LEN_BYTE_ARRAY by Spark before 4 and by
+ * Athena's Iceberg tables; test/data/parquet-engine-types.json); strings is a LIST of strings;
+ * tags is a LIST of (tag int32, size int32) structs.
  */
 export type ColumnType = 'bool' | 'int16' | 'int32' | 'int64' | 'double' | 'string' | 'timestamp' | 'uuid' | 'strings' | 'tags';
 
@@ -87,7 +89,8 @@ function leafSchema(c: Column<unknown>): SchemaElement[] {
     case 'timestamp':
       return [{ name, type: 'INT64', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' }, repetition_type }];
     case 'uuid':
-      return [{ name, type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16, logical_type: { type: 'UUID' }, repetition_type }];
+      // Binary, the one bytes type every engine reads (Spark BinaryType, Trino and Athena varbinary, BigQuery BYTES).
+      return [{ name, type: 'BYTE_ARRAY', repetition_type }];
     case 'strings':
       return [
         { name, converted_type: 'LIST', logical_type: { type: 'LIST' }, repetition_type, num_children: 1 },

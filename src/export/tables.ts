@@ -2,8 +2,8 @@
  * The tables kcid exports, as column lists. Names are snake_case (what SQL engines expect
  * unquoted); each table starts with the capture it came from. Client instance IDs come twice:
  * `client_instance_id`, Kafka's 22-character base64 text (what broker logs print), and
- * `client_instance_uuid`, the 16 bytes as a Parquet UUID (what joins and engines' uuid functions
- * want). Addresses are split into ip (text: IPv4 dotted, IPv6 as RFC 5952) and port.
+ * `client_instance_uuid`, the 16 bytes as plain binary (what joins want; not a Parquet UUID,
+ * which Spark refuses: parquet.ts). Addresses are split into ip (text: IPv4 dotted, IPv6 as RFC 5952) and port.
  */
 import type { InstanceModel } from '../analysis/instances.js';
 import type { ConnectionSummary, Finding, TelemetryMetric, TelemetryPushEvent } from '../analysis/types.js';
