@@ -117,4 +117,31 @@ describe('the encoder thread', () => {
     w2.close();
     expect(existsSync(ok)).toBe(true);
   });
+
+  it('the thread dying (out of its heap) is one ExportError with the cause within seconds, not a stall; the next file gets a new thread', () => {
+    // One row of 40 strings of 4 MiB: cloned into the thread's heap (64 MB), more than it may hold.
+    const HUGE: Table<number> = { name: 'huge', columns: [{ name: 'names', type: 'strings', nullable: false, get: () => Array.from({ length: 40 }, (_, i) => String(i).padEnd(4 << 20, 'x')) }] };
+    const dir = tmpDir();
+    const path = join(dir, 'huge.parquet');
+    const w = new ParquetTableWriter(HUGE, path);
+    const started = Date.now();
+    let thrown: unknown;
+    try {
+      w.add(1);
+      w.close();
+    } catch (e) {
+      thrown = e;
+    }
+    const ms = Date.now() - started;
+    expect(thrown).toBeInstanceOf(ExportError);
+    expect((thrown as Error).message).toBe(`cannot write ${path}: the Parquet encoder thread stopped: Worker terminated due to reaching memory limit: JS heap out of memory`);
+    expect(ms).toBeLessThan(15_000);
+    w.abort();
+    expect(readdirSync(dir)).toEqual([]);
+    const ok = join(dir, 'ok.parquet');
+    const w2 = new ParquetTableWriter(T, ok);
+    w2.add(1);
+    w2.close();
+    expect(readdirSync(dir)).toEqual(['ok.parquet']);
+  });
 });

@@ -275,12 +275,13 @@ function makeStaging(dir: string): string {
  * what was moved is moved back and the old files restored.
  */
 function commit(staging: string, folders: readonly string[], written: readonly boolean[]): void {
+  // The tables' folders first: a failure to make one moves nothing.
+  for (const [k, folder] of folders.entries()) if (written[k]) makeFolder(dirname(folder));
   const undo: (() => void)[] = [];
   try {
     for (const [k, folder] of folders.entries()) {
       const staged = join(staging, TABLE_NAMES[k]!);
       if (!written[k]) continue;
-      makeFolder(dirname(folder));
       if (!existsSync(folder)) {
         renameSync(staged, folder);
         undo.push(() => renameSync(folder, staged));
@@ -355,7 +356,14 @@ async function exportOne(
     }, false, null, false);
     if (o.onCaptureStart !== undefined) rows.captureStart = o.onCaptureStart;
     o.onStart?.(file);
-    const result = await analyzeInput(file, input, { ...analyze, decodeTelemetry: true }, () => {}, rows);
+    let result: Awaited<ReturnType<typeof analyzeInput>>;
+    try {
+      result = await analyzeInput(file, input, { ...analyze, decodeTelemetry: true }, () => {}, rows);
+    } catch (e) {
+      // A read cut short by the signal fails in its own words (an empty input, a capture ending mid-packet): the signal is the cause.
+      check();
+      throw e;
+    }
     check();
     rows.finish();
     let report = buildReport(mergeResults([result]), { severities: o.severities });

@@ -312,7 +312,7 @@ export class ParquetTableWriter<R> {
       if (this.rename) renameInto(this.tmp!, this.path);
     } catch (e) {
       this.abort();
-      throw e instanceof ExportError ? e : new ExportError(`cannot write ${this.path}: ${describe(e)}`);
+      throw this.failure(e);
     }
   }
 
@@ -335,6 +335,11 @@ export class ParquetTableWriter<R> {
     if (this.tmp !== null) rmSync(this.tmp, { force: true });
   }
 
+  /** An error as one line naming the file (the encoder's own errors, a dead thread's cause included, get the name too). */
+  private failure(e: unknown): ExportError {
+    return e instanceof ExportError && e.message.startsWith('cannot write ') ? e : new ExportError(`cannot write ${this.path}: ${describe(e)}`);
+  }
+
   private flushGroup(): void {
     const n = this.rows;
     const transfer: ArrayBuffer[] = [];
@@ -354,12 +359,13 @@ export class ParquetTableWriter<R> {
     try {
       this.enc.group(this.file, n, columns, transfer);
     } catch (e) {
-      throw e instanceof ExportError ? e : new ExportError(`cannot write ${this.path}: ${describe(e)}`);
+      throw this.failure(e);
     }
   }
 }
 
 function describe(e: unknown): string {
+  if (e instanceof ExportError) return e.message;
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ENOSPC') return 'no space left on the device';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
