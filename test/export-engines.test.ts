@@ -149,7 +149,7 @@ describe('read back by Polars (a second, independent Parquet reader)', () => {
         let got: unknown[];
         if (type === 'BYTE_ARRAY') {
           // Polars hands binary to JavaScript only as a list of bytes.
-          got = df.select(pl.col(column).cast(pl.List(pl.UInt8))).getColumn(column).toArray().map((b) => (b === null ? null : Buffer.from(b as number[]).toString('hex')));
+          got = df.select(pl.col(column).cast(pl.List(pl.UInt8))).getColumn(column).toArray().map((b) => (b === null ? null : Buffer.from(b as unknown as number[]).toString('hex')));
         } else if (type.startsWith('INT64 (TIMESTAMP')) {
           got = df.select(pl.col(column).cast(pl.Int64)).getColumn(column).toArray().map(norm);
         } else {
