@@ -183,6 +183,23 @@ describe('an export appears whole or not at all', () => {
     expect(tree(lake)).toEqual(whole('live'));
   });
 
+  it('SIGINT while a capture file is read: the staging folder goes at once, the signal ends kcid', async () => {
+    const dir = tmpDir();
+    const lake = join(dir, 'lake');
+    // 100 MB of one capture's packets over and over: a read that lasts a second or more.
+    const b = readFileSync(OTHER);
+    const body = b.subarray(24);
+    const big = join(dir, 'big.pcap');
+    writeFileSync(big, Buffer.concat([b.subarray(0, 24), ...Array<Buffer>(Math.ceil(100e6 / body.length)).fill(body)]));
+    const run = start(['export', big, '--to', lake]);
+    const staging = () => (existsSync(lake) ? readdirSync(lake).filter((n) => n.startsWith('.kcid-staging.')) : []);
+    for (let i = 0; i < 1000 && staging().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(staging().length).toBe(1);
+    run.kill('SIGINT');
+    expect(await run.done).toEqual({ code: null, signal: 'SIGINT', stderr: '' });
+    expect(tree(lake)).toEqual([]);
+  });
+
   it('what an interrupted older version left in a capture folder (part-0.parquet.PID.tmp) does not block the export, and goes', async () => {
     const lake = join(tmpDir(), 'lake');
     mkdirSync(join(lake, 'requests', 'capture=kip1313-mix'), { recursive: true });

@@ -319,6 +319,9 @@ async function* descriptorChunks(name: string, fd: number, size: number | null):
     }
     if (have > 0) yield buffer.subarray(0, have);
     if (ended) return;
+    // A file is read without waiting: the event loop gets a turn between chunks (a megabyte
+    // each), so that a signal handler (kcid export's clean-up on SIGINT) runs while it is read.
+    if (size !== null) await new Promise(setImmediate);
   }
 }
 

@@ -191,11 +191,29 @@ function removeLegacyTmp(folder: string): void {
   for (const name of names) if (LEGACY_TMP.test(name)) rmSync(join(folder, name), { force: true });
 }
 
-/** SIGINT or SIGTERM arrived during the export: what was staged is removed, and the signal then ends kcid as it would have. */
-class Interrupted extends Error {
-  override readonly name = 'Interrupted';
-  constructor(readonly signal: NodeJS.Signals) {
-    super(`interrupted by ${signal}`);
+/**
+ * The staging folder being written, removed by the SIGINT/SIGTERM handler before the signal ends
+ * kcid (a handler runs when the event loop turns: between the chunks of a capture file, which the
+ * reader yields for, and while a live input (a FIFO, standard input) waits for data).
+ */
+let activeStaging: string | null = null;
+
+/** SIGINT or SIGTERM during an export: what is staged goes, then the signal ends kcid as it would have (exit status 128 + its number). */
+function onSignal(signal: NodeJS.Signals): void {
+  if (activeStaging !== null) rmSync(activeStaging, { recursive: true, force: true });
+  activeStaging = null;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  process.kill(process.pid, signal);
+}
+
+/** A live input (standard input, a FIFO, a device), read as a stream so that a signal is heard while it waits for data. */
+function live(file: string): boolean {
+  if (file === '-') return true;
+  try {
+    return !statSync(file).isFile();
+  } catch {
+    return false; // the reader says what is wrong with it
   }
 }
 
@@ -211,31 +229,15 @@ export async function exportCaptures(files: readonly string[], analyze: AnalyzeO
     }
   }
   sweepStaging(o.dir);
-  // The capture is read as a stream, which lets these run while it is read (a file read in one
-  // go would hold them until its end).
-  const controller = new AbortController();
-  let caught: NodeJS.Signals | null = null;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    caught ??= signal;
-    controller.abort();
-  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const done: ExportCounts[] = [];
   try {
     for (const [i, file] of files.entries()) {
-      if (caught !== null) throw new Interrupted(caught);
-      done.push(await exportOne(file, i, { file, capture: names[i]! }, folders[i]!, { ...analyze, signal: controller.signal }, o, () => caught));
+      // The signal is never sent: it makes the reader stream a live input (src/analysis/run.ts).
+      const opts = live(file) ? { ...analyze, signal: new AbortController().signal } : analyze;
+      done.push(await exportOne(file, i, { file, capture: names[i]! }, folders[i]!, opts, o));
     }
-  } catch (e) {
-    if (e instanceof Interrupted) {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      // Ends kcid as the signal would have (exit status 128 + its number), now that nothing half-written is left.
-      process.kill(process.pid, e.signal);
-      await new Promise(() => {});
-    }
-    throw e;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -326,9 +328,9 @@ async function exportOne(
   folders: string[],
   analyze: AnalyzeOptions,
   o: ExportOptions,
-  interrupted: () => NodeJS.Signals | null,
 ): Promise<ExportCounts> {
   const staging = makeStaging(o.dir);
+  activeStaging = staging;
   const written = TABLE_NAMES.map(() => false);
   const writers: ParquetTableWriter<never>[] = [];
   const open = <R>(table: Table<R>, k: number): ParquetTableWriter<R> => {
@@ -338,10 +340,6 @@ async function exportOne(
     writers.push(w as ParquetTableWriter<never>);
     written[k] = true;
     return w;
-  };
-  const check = (): void => {
-    const signal = interrupted();
-    if (signal !== null) throw new Interrupted(signal);
   };
   try {
     const requests = open(REQUESTS, 0);
@@ -356,15 +354,7 @@ async function exportOne(
     }, false, null, false);
     if (o.onCaptureStart !== undefined) rows.captureStart = o.onCaptureStart;
     o.onStart?.(file);
-    let result: Awaited<ReturnType<typeof analyzeInput>>;
-    try {
-      result = await analyzeInput(file, input, { ...analyze, decodeTelemetry: true }, () => {}, rows);
-    } catch (e) {
-      // A read cut short by the signal fails in its own words (an empty input, a capture ending mid-packet): the signal is the cause.
-      check();
-      throw e;
-    }
-    check();
+    const result = await analyzeInput(file, input, { ...analyze, decodeTelemetry: true }, () => {}, rows);
     rows.finish();
     let report = buildReport(mergeResults([result]), { severities: o.severities });
     if (o.filterReport !== undefined) report = o.filterReport(report);
@@ -418,7 +408,6 @@ async function exportOne(
       telemetry: pushes.length,
     };
     for (const w of writers) w.close();
-    check();
     commit(staging, folders, written);
     counts.requests = requests.written;
     o.onCapture?.(file, counts);
@@ -427,6 +416,7 @@ async function exportOne(
     for (const w of writers) w.abort();
     throw e;
   } finally {
+    activeStaging = null;
     rmSync(staging, { recursive: true, force: true });
   }
 }
