@@ -30,7 +30,7 @@
  * one comparison per request by which the analyzer sees none.
  */
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, fstatSync, linkSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { buildReport, type Report, type SeveritySetting } from '../analysis/report.js';
@@ -209,9 +209,9 @@ function onSignal(signal: NodeJS.Signals): void {
 
 /** A live input (standard input, a FIFO, a device), read as a stream so that a signal is heard while it waits for data. */
 function live(file: string): boolean {
-  if (file === '-') return true;
   try {
-    return !statSync(file).isFile();
+    // Standard input redirected from a file (`kcid export - < x.pcap`) is read as a file.
+    return !(file === '-' ? fstatSync(0) : statSync(file)).isFile();
   } catch {
     return false; // the reader says what is wrong with it
   }
