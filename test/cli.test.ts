@@ -3,11 +3,12 @@
  * run() in-process with a fake Io; a few spawn bin/kcid to check the real process (stdin, exit code).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runKcid, type CliResult as Result } from './helpers.js';
+import { NO_SHARED, runKcid, skipUnless, type CliResult as Result } from './helpers.js';
+import { HAVE_SHARED } from './real/captures.js';
 import { tmpDir, tmpFile } from './builder/capture.js';
 import { MIX_IDS } from './fixtures/kip1313-mix.js';
 import { RULES } from '../src/analysis/rules/index.js';
@@ -225,7 +226,7 @@ describe('kcid analyze', () => {
   });
 
   const GO_SNIFFER = '../shared/captures/public/40t__go-sniffer/kafka.pcap';
-  it.skipIf(!existsSync(GO_SNIFFER))('counts notes on the captures apart from info findings, so "0 notes" is never followed by a note', async () => {
+  it('counts notes on the captures apart from info findings, so "0 notes" is never followed by a note', skipUnless(HAVE_SHARED, NO_SHARED), async () => {
     const lines = (await kcid(['analyze', GO_SNIFFER])).stdout.split('\n');
     expect(lines.slice(0, 2)).toEqual([
       '1 capture, 20 packets, 2 Kafka connections (port 9092), 2 requests, 1 client instance: 0 errors, 0 warnings, 1 note; 1 capture note',

@@ -1,10 +1,24 @@
 /**
  * Before the tests: `npm run build` (type-check the source, which vitest does not, and bundle it),
  * so that the tests that run bin/kcid as a process (and the worker threads of --jobs) run the
- * current source.
+ * current source. After them: no scratch folder of this run may be left in the temporary directory
+ * (test/setup-file.ts removes each file's; one left here is a test that made its own and kept it).
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scratchPrefix } from './builder/capture.js';
 
-export default function setup(): void {
+export default function setup(): () => void {
+  // Names this run's scratch folders (the workers inherit it): other runs on the machine have their own.
+  process.env.KCID_TEST_RUN = `${process.pid}${randomBytes(3).toString('hex')}`;
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  return () => {
+    const prefix = scratchPrefix();
+    const left = readdirSync(tmpdir()).filter((n) => n.startsWith(prefix));
+    for (const n of left) rmSync(join(tmpdir(), n), { recursive: true, force: true });
+    if (left.length > 0) throw new Error(`tests left ${left.length} scratch folder(s) in ${tmpdir()} (${left.join(', ')}): removed now, but a test file did not clean up after itself`);
+  };
 }
