@@ -59,6 +59,18 @@ export interface RecordOptions {
 }
 
 /** Splits a byte stream into Kafka frames as they complete. */
+/** Resolves when both sockets of a relayed connection have closed: every byte between them has passed. */
+export function closedBoth(a: net.Socket, b: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    let open = 2;
+    const closed = (): void => {
+      if (--open === 0) resolve();
+    };
+    a.once('close', closed);
+    b.once('close', closed);
+  });
+}
+
 function framer(onFrame: (frame: Buffer) => void): (data: Buffer) => void {
   let buf = Buffer.alloc(0);
   return (data) => {
@@ -103,8 +115,11 @@ export async function recordTlsConnections(o: RecordOptions): Promise<TlsRecordi
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const serverPort = (server.address() as net.AddressInfo).port;
+  // The relay's last connection, done when both of its sockets have closed.
+  let relayed: Promise<void> = Promise.resolve();
   const relay = net.createServer((down) => {
     const up = net.connect(serverPort, '127.0.0.1');
+    relayed = closedBoth(down, up);
     down.on('data', (d) => {
       chunks.push({ fromClient: true, bytes: Buffer.from(d) });
       up.write(d);
@@ -126,7 +141,8 @@ export async function recordTlsConnections(o: RecordOptions): Promise<TlsRecordi
     chunks = [];
     plaintext = [];
     session = await connectOnce(o, relayPort, session, plaintext, (line) => (keylog += line));
-    await new Promise((r) => setTimeout(r, 20));
+    // The relay has passed on (and recorded) every byte of this connection before the next starts.
+    await relayed;
     recordings.push({ chunks, plaintext, keylog: '' });
   }
   relay.close();
@@ -162,8 +178,9 @@ async function connectOnce(o: RecordOptions, relayPort: number, previous: Buffer
     client.write(frame);
     await done;
   }
-  // Let tickets and the last bytes pass before closing.
-  await new Promise((r) => setTimeout(r, 20));
+  // TLS 1.3 tickets come right after the handshake, before any answer: with a request answered the
+  // client has them; without one, it waits for the first (recordTlsConnections waits for the bytes).
+  if (o.requests.length === 0 && session === undefined && client.getProtocol() === 'TLSv1.3') await new Promise((r) => client.once('session', r));
   await new Promise<void>((resolve) => {
     client.once('close', () => resolve());
     client.end();
