@@ -10,12 +10,15 @@ import { readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scratchPrefix } from './builder/capture.js';
+import { tsharkCacheDir } from './real/differential.js';
 
 export default function setup(): () => void {
   // Names this run's scratch folders (the workers inherit it): other runs on the machine have their own.
   process.env.KCID_TEST_RUN = `${process.pid}${randomBytes(3).toString('hex')}`;
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   return () => {
+    const cache = tsharkCacheDir();
+    if (cache !== null) rmSync(cache, { recursive: true, force: true });
     const prefix = scratchPrefix();
     const left = readdirSync(tmpdir()).filter((n) => n.startsWith(prefix));
     for (const n of left) rmSync(join(tmpdir(), n), { recursive: true, force: true });
