@@ -44,6 +44,21 @@ export const NO_SCRIPT = '`script` (util-linux) is not on the PATH: no pseudo-te
 export const NO_OPENSSL = 'no openssl on the PATH to make the test certificate (Debian: openssl; .ci/run installs it)';
 export const NO_TSHARK = 'tshark is not on the PATH (Debian: apt-get install tshark; .ci/run installs it)';
 
+/**
+ * `actual` holds exactly the bytes of `expected`. Faster than toEqual on large buffers (vitest's
+ * deep equality walks a typed array index by index as object keys: seconds for a few MB); on a
+ * difference it shows the first differing byte and the bytes around it.
+ */
+export function expectSameBytes(actual: Uint8Array, expected: Uint8Array): void {
+  const a = Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength);
+  const e = Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength);
+  if (a.equals(e)) return;
+  let at = 0;
+  while (at < a.length && at < e.length && a[at] === e[at]) at++;
+  const around = (b: Buffer): string => b.subarray(Math.max(0, at - 16), at + 16).toString('hex');
+  expect({ length: a.length, firstDifference: at, bytes: around(a) }).toEqual({ length: e.length, firstDifference: at, bytes: around(e) });
+}
+
 const GOLDEN = new URL('./golden/', import.meta.url);
 export const golden = (name: string): URL => new URL(name, GOLDEN);
 

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scratchPrefix, tmpDir } from './builder/capture.js';
-import { checkGolden, findChromium, skipUnless } from './helpers.js';
+import { checkGolden, expectSameBytes, findChromium, skipUnless } from './helpers.js';
 import { isCi, notAllowed, skipLines, type Allowed, type Skip } from './skip-report.js';
 
 describe('checkGolden', () => {
@@ -100,5 +100,16 @@ describe('scratch folders', () => {
     expect(scratchPrefix({ KCID_TEST_RUN: '123abc' })).toBe('kcid-test-123abc-');
     expect(process.env.KCID_TEST_RUN).toMatch(/^\d+[0-9a-f]{6}$/);
     expect(tmpDir()).toContain(`/${scratchPrefix()}`);
+  });
+});
+
+describe('expectSameBytes', () => {
+  it('passes on the same bytes and names the first difference otherwise', () => {
+    const a = Buffer.alloc(3 << 20, 7);
+    expectSameBytes(a, Buffer.from(a));
+    const b = Buffer.from(a);
+    b[1_000_000] = 8;
+    expect(() => expectSameBytes(a, b)).toThrow();
+    expect(() => expectSameBytes(a, a.subarray(1))).toThrow();
   });
 });
