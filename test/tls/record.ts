@@ -4,12 +4,11 @@
  * key log. The chunks, in the order the relay saw them, become a built capture (test/builder), so
  * the TLS bytes are OpenSSL's own while the packets around them stay explained.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import net from 'node:net';
 import tls from 'node:tls';
-import { tmpDir } from '../builder/capture.js';
+import { inject } from 'vitest';
+import { makeCertificate, type CertificatePem } from './certificate.js';
 import { int16, requestFrame, responseFrame, type RequestFrameOptions } from '../builder/kafka.js';
 import { Scenario } from '../builder/scenario.js';
 import { protocol } from '../../src/kafka/protocol.js';
@@ -29,19 +28,21 @@ export interface TlsRecording {
 
 let cert: { key: Buffer; cert: Buffer } | null = null;
 
-/** A self-signed RSA certificate for broker1.kafka.test, made once per run with openssl (null without it). */
+/**
+ * A self-signed RSA certificate for broker1.kafka.test (null without openssl): made once per
+ * `npm test` by test/global-setup.ts and shared with every file; made here when run without it.
+ */
 export function testCertificate(): { key: Buffer; cert: Buffer } | null {
   if (cert !== null) return cert;
-  const dir = tmpDir();
-  const key = join(dir, 'key.pem');
-  const crt = join(dir, 'cert.pem');
+  let pem: CertificatePem | null | undefined;
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', crt, '-subj', '/O=kcid tests/CN=broker1.kafka.test', '-days', '30'], { stdio: 'ignore' });
+    pem = inject('testCertificate');
   } catch {
-    return null;
+    pem = undefined;
   }
-  if (!existsSync(crt)) return null;
-  cert = { key: readFileSync(key), cert: readFileSync(crt) };
+  if (pem === undefined) pem = makeCertificate();
+  if (pem === null) return null;
+  cert = { key: Buffer.from(pem.key), cert: Buffer.from(pem.cert) };
   return cert;
 }
 
