@@ -4,7 +4,6 @@
  * key log. The chunks, in the order the relay saw them, become a built capture (test/builder), so
  * the TLS bytes are OpenSSL's own while the packets around them stay explained.
  */
-import { join } from 'node:path';
 import net from 'node:net';
 import tls from 'node:tls';
 import { inject } from 'vitest';
