@@ -3,9 +3,13 @@
  * skipUnless in test/helpers.ts, or to ctx.skip), counted. Under CI=true, where .ci/run has
  * installed every tool the tests use and ../shared is present, a skip fails the run unless
  * test/skips-allowed.json lists it with its reason. A run filtered by name (-t) only lists.
+ * It also fails the run when a test file left a scratch folder of this run in the temporary
+ * directory (test/setup-file.ts removes what tmpFile and tmpDir made; the global teardown the rest).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { relative } from 'node:path';
+import { scratchPrefix } from './builder/capture.js';
 import type { Reporter, TestCase, TestModule, TestSuite, Vitest } from 'vitest/node';
 
 export interface Skip {
@@ -76,6 +80,11 @@ export default class SkipReport implements Reporter {
     const out = (s: string): boolean => process.stdout.write(`${s}\n`);
     out('');
     for (const l of skipLines(skips)) out(l);
+    const left = readdirSync(tmpdir()).filter((n) => n.startsWith(scratchPrefix()));
+    if (left.length > 0) {
+      out(`Test files left ${left.length} scratch folder${left.length === 1 ? '' : 's'} in ${tmpdir()}, so the run fails: ${left.join(', ')}`);
+      process.exitCode = 1;
+    }
     const filtered = this.vitest?.config.testNamePattern !== undefined;
     if (!isCi(process.env) || filtered || skips.length === 0) return;
     const list = JSON.parse(readFileSync(new URL('./skips-allowed.json', import.meta.url), 'utf8')) as { allowed: Allowed[] };
