@@ -4,7 +4,6 @@
  * and what applying one leaves and counts.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   applyBaseline,
@@ -32,18 +31,11 @@ import {
 } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
 import { buildKip1313Mix } from './fixtures/kip1313-mix.js';
-import { analyzeFiles, brief, ID_A, ID_B, ID_B_B64, ID_C } from './helpers.js';
+import { analyzeFiles, brief, checkGolden, ID_A, ID_B, ID_B_B64, ID_C } from './helpers.js';
 
 afterAll(removeTmpFiles);
 
 const MIX = 'fixtures/kip1313-mix.pcapng';
-const golden = (name: string) => new URL(`./golden/${name}`, import.meta.url);
-
-function checkGolden(name: string, actual: string): void {
-  if (process.env.UPDATE_GOLDEN === '1' || !existsSync(golden(name))) writeFileSync(golden(name), actual);
-  expect(actual).toBe(readFileSync(golden(name), 'utf8'));
-}
-
 interface Variant {
   startSec: number;
   /** Client ports start here. */

@@ -1,6 +1,8 @@
-import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NO_SHARED, skipUnless } from './helpers.js';
+import { HAVE_SHARED, PUBLIC_CAPTURES, sharedCaptureFiles } from './real/captures.js';
 import { CaptureError, LinkType, readCapture, readCaptureStream, type CaptureStats } from '../src/capture/index.js';
 import {
   PCAP_RECORD_HEADER_LEN,
@@ -694,7 +696,7 @@ describe('errors', () => {
     expect(await captureError(readCapture(path, recordingSink().sink))).toBe(`${path}: no such file`);
   });
 
-  it.skipIf(process.getuid?.() === 0)('an unreadable file', async () => {
+  it('an unreadable file', skipUnless(process.getuid?.() !== 0, 'running as root, which reads any file: no file is unreadable'), async () => {
     const path = tmpFile('secret.pcap', pcap);
     chmodSync(path, 0o000);
     expect(await captureError(readCapture(path, recordingSink().sink))).toBe(`${path}: cannot read: permission denied`);
@@ -754,7 +756,11 @@ describe('reading files', () => {
 // Public captures from ../shared (see its MANIFEST.md); skipped when they are not there.
 const SHARED = join(import.meta.dirname, '..', '..', 'shared', 'captures', 'public');
 
-describe.skipIf(!existsSync(SHARED))('public captures', () => {
+describe('public captures', skipUnless(HAVE_SHARED, NO_SHARED), () => {
+  it('are the ones test/real/captures.ts names (so that without ../shared their tests are listed as skipped)', () => {
+    expect(sharedCaptureFiles()).toEqual([...PUBLIC_CAPTURES].sort());
+  });
+
   it.each([
     ['40t__go-sniffer/kafka.pcap', 'pcap', 20, [LinkType.LINUX_SLL]],
     ['arkime__arkime/kafka.pcap', 'pcap', 5, [LinkType.ETHERNET]],

@@ -3,11 +3,12 @@
  * run() in-process with a fake Io; a few spawn bin/kcid to check the real process (stdin, exit code).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runKcid, type CliResult as Result } from './helpers.js';
+import { NO_SHARED, runKcid, skipUnless, type CliResult as Result } from './helpers.js';
+import { HAVE_SHARED } from './real/captures.js';
 import { tmpDir, tmpFile } from './builder/capture.js';
 import { MIX_IDS } from './fixtures/kip1313-mix.js';
 import { RULES } from '../src/analysis/rules/index.js';
@@ -181,7 +182,7 @@ describe('kcid analyze', () => {
     expect((JSON.parse(stdin.stdout) as { inputs: { file: string }[] }).inputs[0]!.file).toBe('-');
   });
 
-  it('reads stdin redirected from a file, and a pipe that is non-blocking and slow (EAGAIN, then more)', async () => {
+  it('reads stdin redirected from a file, and a pipe that is non-blocking and slow (EAGAIN, then more)', async (ctx) => {
     const plain = JSON.parse((await kcid(['analyze', MIX, '--format', 'json'])).stdout) as { inputs: { file: string }[] };
     plain.inputs[0]!.file = '-';
     const expected = JSON.stringify(plain, null, 2) + '\n';
@@ -189,7 +190,7 @@ describe('kcid analyze', () => {
     expect(redirected.stdout.toString()).toBe(expected);
     // Python sets O_NONBLOCK on the pipe kcid inherits; the capture arrives in two parts a second
     // apart, so kcid (started by then) finds the pipe empty.
-    if (spawnSync('python3', ['--version']).status !== 0) return;
+    if (spawnSync('python3', ['--version']).status !== 0) return ctx.skip('python3 is not on the PATH: the non-blocking pipe half did not run (.ci/run installs it)');
     const bytes = readFileSync(MIX);
     const nonBlocking = 'import fcntl, os, sys; fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_NONBLOCK); os.execv(sys.argv[1], sys.argv[1:])';
     const child = spawn('python3', ['-c', nonBlocking, process.execPath, 'bin/kcid', 'analyze', '-', '--format', 'json'], { env: { ...process.env, NO_COLOR: '1' } });
@@ -225,7 +226,7 @@ describe('kcid analyze', () => {
   });
 
   const GO_SNIFFER = '../shared/captures/public/40t__go-sniffer/kafka.pcap';
-  it.skipIf(!existsSync(GO_SNIFFER))('counts notes on the captures apart from info findings, so "0 notes" is never followed by a note', async () => {
+  it('counts notes on the captures apart from info findings, so "0 notes" is never followed by a note', skipUnless(HAVE_SHARED, NO_SHARED), async () => {
     const lines = (await kcid(['analyze', GO_SNIFFER])).stdout.split('\n');
     expect(lines.slice(0, 2)).toEqual([
       '1 capture, 20 packets, 2 Kafka connections (port 9092), 2 requests, 1 client instance: 0 errors, 0 warnings, 1 note; 1 capture note',

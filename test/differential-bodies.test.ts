@@ -7,7 +7,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { fixtureCaptures, sharedCaptures, type Capture } from './real/captures.js';
+import { fixtureCaptures, HAVE_SHARED, sharedCaptures, type Capture } from './real/captures.js';
+import { NO_SHARED, NO_TSHARK, skipUnless } from './helpers.js';
 import { join } from 'node:path';
 import { decodeAsArgs, REPO, tsharkRequests } from './real/differential.js';
 import { protocol } from '../src/kafka/protocol.js';
@@ -60,10 +61,8 @@ function kcidFields(kind: 'request' | 'response', apiKey: number, version: numbe
   walk(layout.fields, json as Record<string, unknown>);
 }
 
-const captures = [...fixtureCaptures(), ...sharedCaptures()];
-
-describe.skipIf(!HAVE_TSHARK)('kcid --bodies agrees with tshark on topics, groups and error codes', () => {
-  it.each(captures.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+describe('kcid --bodies agrees with tshark on topics, groups and error codes', skipUnless(HAVE_TSHARK, NO_TSHARK), () => {
+  const agrees = async (_name: string, c: Capture): Promise<void> => {
     const [theirs, requests] = await Promise.all([tsharkFields(c), tsharkRequests(c.file, c.ports)]);
     const { stdout } = await run(process.execPath, [KCID, 'requests', c.file, '--bodies', '--format', 'ndjson', '-q', '-p', c.ports.join(',')], {
       maxBuffer: 1 << 28,
@@ -106,5 +105,7 @@ describe.skipIf(!HAVE_TSHARK)('kcid --bodies agrees with tshark on topics, group
     }
     console.log(`${c.name}: ${compared} bodies compared, ${differences.length} differences`);
     expect(differences).toEqual([]);
-  });
+  };
+  it.each(fixtureCaptures().map((c) => [c.name, c] as const))('%s', agrees);
+  it.each(sharedCaptures().map((c) => [c.name, c] as const))('%s', skipUnless(HAVE_SHARED, NO_SHARED), agrees);
 });

@@ -7,7 +7,7 @@
  * documented tshark limitations; any other difference fails. Skipped without tshark.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { onPath } from './helpers.js';
+import { NO_SHARED, NO_TSHARK, onPath, skipUnless } from './helpers.js';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeTmpFiles, tmpDir, tmpFile } from './builder/capture.js';
 import { concat, int16, int32, requestFrame, responseFrame, string } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
-import { fixtureCaptures, portsIn, sharedCaptures, type Capture } from './real/captures.js';
+import { fixtureCaptures, HAVE_SHARED, portsIn, sharedCaptures, type Capture } from './real/captures.js';
 import {
   compare,
   differential,
@@ -72,7 +72,7 @@ function percent(n: number, of: number): string {
   return `${((100 * n) / Math.max(of, 1)).toFixed(1)}%`;
 }
 
-describe.skipIf(!HAVE_TSHARK)('kcid agrees with tshark', () => {
+describe('kcid agrees with tshark', skipUnless(HAVE_TSHARK, NO_TSHARK), () => {
   afterAll(() => {
     removeTmpFiles();
     if (results.length === 0) return;
@@ -153,7 +153,7 @@ describe.skipIf(!HAVE_TSHARK)('kcid agrees with tshark', () => {
   // The documented table of what tshark 4.0 knows, measured again: one request header (v1, no body)
   // for every key 0..80 and version 0..20. Only for tshark 4.0.x; the limitations themselves rely
   // on tshark's own flags, not on this table.
-  it.skipIf(!TSHARK_VERSION.startsWith('4.0.'))('tshark 4.0 knows the API keys and versions documented', async () => {
+  it('tshark 4.0 knows the API keys and versions documented', skipUnless(TSHARK_VERSION.startsWith('4.0.'), `tshark is ${TSHARK_VERSION || 'absent'}, not 4.0 (the table is 4.0's)`), async () => {
     const s = new Scenario();
     const conn = s.connect({ client: '10.0.0.1:40000', broker: '10.0.0.2:9092' });
     const expected: [number, number, TsharkFlag | null][] = [];
@@ -189,7 +189,7 @@ describe.skipIf(!HAVE_TSHARK)('kcid agrees with tshark', () => {
 
   // tcpdump -s 128, a common way to keep captures small: every packet's first 128 bytes only. kcid
   // must read every header those bytes hold, and keep framing across what they do not.
-  describe.skipIf(!onPath('editcap'))('recorded fixtures cut to a 128-byte snapshot length', () => {
+  describe('recorded fixtures cut to a 128-byte snapshot length', skipUnless(onPath('editcap'), 'editcap is not on the PATH (Debian: wireshark-common, which tshark brings)'), () => {
     // Wireshark 4.0's editcap cannot rewrite a pcapng holding a Decryption Secrets Block ("can't be
     // written as a pcapng file"): the -dsb fixture is left out here (its traffic is checked whole above).
     it.each(fixtureCaptures().filter((c) => !c.name.endsWith('-dsb.pcapng')).map((c) => [c.name, c] as const))('%s', async (_name, c) => {
@@ -201,13 +201,13 @@ describe.skipIf(!HAVE_TSHARK)('kcid agrees with tshark', () => {
   });
 
   const shared = sharedCaptures();
-  describe.skipIf(shared.length === 0)('public captures in ../shared/captures', () => {
+  describe('public captures in ../shared/captures', skipUnless(HAVE_SHARED, NO_SHARED), () => {
     it.each(shared.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
       await check(c);
     });
   });
 
-  describe.skipIf(!CAN_RECORD)('traffic recorded now (record.sh)', () => {
+  describe('traffic recorded now (record.sh)', skipUnless(CAN_RECORD, 'recording needs root and tshark, kcat, tcpdump and capinfos on the PATH (.ci/run installs them)'), () => {
     const kinds = ['produce', 'metadata-any', 'metadata-sll2', 'nano', 'large', 'kafkajs'];
     if (onPath('dumpcap')) kinds.push('consumer-group');
     if (process.env['CKJS_DIR'] !== undefined) kinds.push('modern');

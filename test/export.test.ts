@@ -14,7 +14,8 @@ import { requestFrame } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
 import { CONTENT, Tls13Session } from './builder/tls.js';
 import { responseTo } from './tls/record.js';
-import { runKcid as kcid } from './helpers.js';
+import { runKcid as kcid, NO_SHARED, skipUnless } from './helpers.js';
+import { HAVE_SHARED, PUBLIC_CAPTURES } from './real/captures.js';
 import { ParquetTableWriter, ROW_GROUP_ROWS, type Table } from '../src/export/parquet.js';
 import { captureName, escapePartition } from '../src/export/names.js';
 import { splitEndpoint } from '../src/export/tables.js';
@@ -24,12 +25,8 @@ const FIXTURES = readdirSync('fixtures')
   .sort()
   .map((f) => `fixtures/${f}`);
 const PUBLIC_DIR = '../shared/captures/public';
-const PUBLIC = existsSync(PUBLIC_DIR)
-  ? readdirSync(PUBLIC_DIR, { recursive: true, encoding: 'utf8' })
-      .filter((f) => /\.(pcap|pcapng|cap)(\.gz)?$/.test(f))
-      .sort()
-      .map((f) => join(PUBLIC_DIR, f))
-  : [];
+// By name, so that without ../shared its tests are listed as skipped.
+const PUBLIC = PUBLIC_CAPTURES.map((n) => join(PUBLIC_DIR, n.slice('public/'.length)));
 const MIX = 'fixtures/kip1313-mix.pcapng';
 const ZERO_ID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
@@ -60,7 +57,7 @@ async function exportTo(files: string[], extra: string[] = []): Promise<string> 
 
 const table = (dir: string, name: string) => `read_parquet('${dir}/${name}/*/*.parquet', hive_partitioning = true)`;
 
-describe.each([...FIXTURES, ...PUBLIC])('export of %s, queried by DuckDB', (file) => {
+const queried = (file: string): void => {
   let dir: string;
   let report: JsonReport;
   beforeAll(async () => {
@@ -114,7 +111,9 @@ describe.each([...FIXTURES, ...PUBLIC])('export of %s, queried by DuckDB', (file
     const got = await rows(`select rule, frame, message, client_instance_id from ${table(dir, 'findings')}`);
     expect(got).toEqual(report.findings.map((f) => ({ rule: f.rule, frame: f.frame === null ? null : String(f.frame), message: f.message, client_instance_id: f.clientInstanceId })));
   });
-});
+};
+describe.each(FIXTURES)('export of %s, queried by DuckDB', queried);
+describe.each(PUBLIC)('export of %s, queried by DuckDB', skipUnless(HAVE_SHARED, NO_SHARED), queried);
 
 /** The cross-connection rules as SQL over `connections` (the README shows the same queries). */
 const MULTIPLE_HOSTS = (conns: string) => `
@@ -289,7 +288,7 @@ describe('kcid export: the layout and bad --to', () => {
     expect(await kcid(['export', MIX, '--to', '/proc/kcid-lake/x'])).toEqual({ code: 2, stdout: '', stderr: 'kcid: --to /proc/kcid-lake/x: no folder can be made there\n' });
   });
 
-  it.skipIf(process.getuid?.() === 0)('a --to that is not writable is one line and exit 2', async () => {
+  it('a --to that is not writable is one line and exit 2', skipUnless(process.getuid?.() !== 0, 'running as root, which writes anywhere: no folder is unwritable'), async () => {
     const dir = join(tmpDir(), 'ro');
     mkdirSync(dir, { mode: 0o555 });
     expect(await kcid(['export', MIX, '--to', dir])).toEqual({ code: 2, stdout: '', stderr: `kcid: --to ${dir}: not writable\n` });

@@ -2,22 +2,15 @@
  * The built fixture is exactly what its generator writes, and kcid's output on it is the golden
  * output in test/golden/ (UPDATE_FIXTURES=1 / UPDATE_GOLDEN=1 write them again; review the diff).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderJson } from '../src/report/json.js';
 import { makeStyle } from '../src/report/style.js';
 import { renderTable } from '../src/report/table.js';
 import { buildKip1313Mix } from './fixtures/kip1313-mix.js';
-import { analyzeFiles } from './helpers.js';
+import { analyzeFiles, checkGolden, golden } from './helpers.js';
 
 const FIXTURE = new URL('../fixtures/kip1313-mix.pcapng', import.meta.url);
-const golden = (name: string) => new URL(`./golden/${name}`, import.meta.url);
-
-function checkGolden(name: string, actual: string): void {
-  if (process.env.UPDATE_GOLDEN === '1' || !existsSync(golden(name))) writeFileSync(golden(name), actual);
-  expect(actual).toBe(readFileSync(golden(name), 'utf8'));
-}
-
 describe('fixtures/kip1313-mix.pcapng', () => {
   it('is byte for byte what test/fixtures/kip1313-mix.ts writes', () => {
     const built = buildKip1313Mix().pcapng();

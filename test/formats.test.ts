@@ -4,7 +4,7 @@
  * schemas (test/schemas/README.md says where they come from), and hostile wire strings that must
  * stay escaped in every format.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Ajv from 'ajv-draft-04';
@@ -25,16 +25,9 @@ import { fileUri, renderSarif } from '../src/report/sarif.js';
 import { removeTmpFiles, tmpFile } from './builder/capture.js';
 import { apiVersionsRequestBody, consumerGroupHeartbeatRequestBody, errorCodeResponseBody } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
-import { analyzeFiles, ID_A, ID_A_B64 } from './helpers.js';
+import { analyzeFiles, checkGolden, ID_A, ID_A_B64 } from './helpers.js';
 
 const MIX = 'fixtures/kip1313-mix.pcapng';
-const golden = (name: string) => new URL(`./golden/${name}`, import.meta.url);
-
-function checkGolden(name: string, actual: string): void {
-  if (process.env.UPDATE_GOLDEN === '1' || !existsSync(golden(name))) writeFileSync(golden(name), actual);
-  expect(actual).toBe(readFileSync(golden(name), 'utf8'));
-}
-
 // ---- schema validators ----
 
 /** --fail-on warning: warnings and errors are failed test cases. */

@@ -9,10 +9,11 @@
  * 1280x800 and at 390x844, and the same SVG and tables with scripts off. Screenshots go to
  * test-output/html/ (git-ignored).
  *
- * Skipped, with a message, where Chromium is missing (CHROMIUM=path picks another binary); CI
- * installs it (.ci/run).
+ * Chromium is found as puppeteer users expect (CHROME_PATH, PUPPETEER_EXECUTABLE_PATH or CHROMIUM;
+ * else chromium, chromium-browser or google-chrome on the PATH; else puppeteer's cache: findChromium
+ * in helpers.ts); without one the tests are skipped and listed so. CI installs it (.ci/run).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'puppeteer-core';
@@ -20,11 +21,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TICKS_PER_CONNECTION } from '../src/analysis/activity.js';
 import { removeTmpFiles } from './builder/capture.js';
 import { HOSTILE_ATTR, HOSTILE_IMG, HOSTILE_SCRIPT, htmlScenario } from './fixtures/html-scenario.js';
-import { runKcid } from './helpers.js';
+import { findChromium, runKcid, skipUnless } from './helpers.js';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM) console.warn(`html-browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM=path)`);
+const CHROMIUM = findChromium();
 
 const OUT = resolve(__dirname, '../test-output/html');
 
@@ -44,7 +43,7 @@ interface Opened {
 
 afterAll(removeTmpFiles);
 
-describe.skipIf(!HAVE_CHROMIUM)('the html report in Chromium', () => {
+describe('the html report in Chromium', skipUnless(CHROMIUM !== null, 'no Chromium: none named by CHROME_PATH, PUPPETEER_EXECUTABLE_PATH or CHROMIUM, on the PATH or in puppeteer\'s cache (Debian: apt-get install chromium)'), () => {
   let browser: Browser;
   const pages = new Map<string, { file: string; json: Json }>();
 
@@ -68,7 +67,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the html report in Chromium', () => {
     }
     const puppeteer = (await import('puppeteer-core')).default;
     browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM!,
       headless: true,
       // Root in a container: Chromium's sandbox needs user namespaces it may not have.
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--font-render-hinting=none'],

@@ -21,7 +21,7 @@ import { percentileText } from '../src/report/clients.js';
 import { Scenario } from './builder/scenario.js';
 import { apiVersionsRequestBody, apiVersionsResponseBody } from './builder/kafka.js';
 import { tmpDir } from './builder/capture.js';
-import { ID_A, onPath, runKcid } from './helpers.js';
+import { ID_A, NO_TSHARK, onPath, runKcid, skipUnless } from './helpers.js';
 import { join } from 'node:path';
 
 /** A connection's latencies as a summary keeps them: all of them exactly. */
@@ -186,7 +186,7 @@ describe('kcid clients latency', () => {
 
 const hasTshark = onPath('tshark');
 
-describe.skipIf(!hasTshark)('kept latencies against tshark', () => {
+describe('kept latencies against tshark', skipUnless(hasTshark, NO_TSHARK), () => {
   // Every answered request of real clients: tshark's response (kafka.request_frame) minus its request's time.
   // tshark 4.0 pairs no response with its request for the newer Produce, Fetch, ListOffsets and two Metadata of the
   // confluent-kafka-javascript capture: those are the only ones it lacks.

@@ -18,7 +18,12 @@ describe('npm pack', () => {
     execFileSync('npm', ['pack', '--pack-destination', dir, '--ignore-scripts', '--silent'], { encoding: 'utf8' });
     const tarball = join(dir, `kcid-${VERSION}.tgz`);
     const listing = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter((l) => l !== '' && !l.endsWith('.map')).sort();
-    expect(listing).toEqual(['package/README.md', 'package/bin/kcid', 'package/dist/analysis/worker.mjs', 'package/dist/cli/kcid.mjs', 'package/dist/export/encoder-worker.mjs', 'package/package.json']);
+    expect(listing).toEqual(['package/LICENSE', 'package/README.md', 'package/bin/kcid', 'package/dist/analysis/worker.mjs', 'package/dist/cli/kcid.mjs', 'package/dist/export/encoder-worker.mjs', 'package/package.json']);
+    // The Apache-2.0 text package.json's licence names, as in the repository.
+    const license = execFileSync('tar', ['xzfO', tarball, 'package/LICENSE'], { encoding: 'utf8' });
+    expect(license).toBe(readFileSync('LICENSE', 'utf8'));
+    expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004\s+http:\/\/www\.apache\.org\/licenses\/\s+TERMS AND CONDITIONS/);
+    expect(license).toContain('END OF TERMS AND CONDITIONS');
     const prefix = join(dir, 'prefix');
     execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error', tarball], { cwd: dir, encoding: 'utf8', timeout: 240_000 });
     const bin = join(prefix, 'bin', 'kcid');

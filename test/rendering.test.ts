@@ -5,19 +5,12 @@
  * and once through a real pseudo-terminal (`script` from util-linux).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runKcid } from './helpers.js';
+import { checkGolden, golden, HAVE_SCRIPT, NO_SCRIPT, runKcid, skipUnless } from './helpers.js';
 
 const MIX = 'fixtures/kip1313-mix.pcapng';
 const TELEMETRY = 'fixtures/ckjs-mock-telemetry.pcap';
-
-const golden = (name: string) => new URL(`./golden/${name}`, import.meta.url);
-
-function checkGolden(name: string, actual: string): void {
-  if (process.env.UPDATE_GOLDEN === '1' || !existsSync(golden(name))) writeFileSync(golden(name), actual);
-  expect(actual).toBe(readFileSync(golden(name), 'utf8'));
-}
 
 const COMMANDS: [name: string, args: string[]][] = [
   ['analyze', ['analyze', MIX]],
@@ -37,13 +30,13 @@ describe.each(COMMANDS)('%s', (name, args) => {
 });
 
 describe('through a real pseudo-terminal', () => {
-  it.skipIf(spawnSync('script', ['--version']).status !== 0).each([
+  it.each([
     ['analyze', 80],
     ['clients', 80],
     ['clients-instance', 120],
     ['telemetry', 80],
     ['telemetry', 200],
-  ] as const)('kcid %s at %i columns prints what the width parameter gives', (name, columns) => {
+  ] as const)('kcid %s at %i columns prints what the width parameter gives', skipUnless(HAVE_SCRIPT, NO_SCRIPT), (name, columns) => {
     const args = COMMANDS.find((c) => c[0] === name)![1].join(' ');
     const r = spawnSync('script', ['-qc', `stty cols ${columns} rows 50; exec "${process.execPath}" bin/kcid ${args}`, '/dev/null'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
     expect(r.stdout.replace(/\r\n/g, '\n')).toBe(readFileSync(golden(`render-${name}.${columns}.txt`), 'utf8'));
@@ -51,7 +44,7 @@ describe('through a real pseudo-terminal', () => {
 });
 
 describe('kcid analyze - at a terminal with nothing piped in', () => {
-  it.skipIf(spawnSync('script', ['--version']).status !== 0)('says on stderr what it is waiting for', () => {
+  it('says on stderr what it is waiting for', skipUnless(HAVE_SCRIPT, NO_SCRIPT), () => {
     // --foreground: kcid must be the terminal's foreground job, or its first read of it stops it
     // (SIGTTIN) and the run can hang there; -k: KILL after TERM. spawnSync's own timeout is the last guard.
     const r = spawnSync('script', ['-qc', `timeout --foreground -k 2 3 "${process.execPath}" bin/kcid analyze - 2>&1`, '/dev/null'], { encoding: 'utf8', input: '', timeout: 20_000 });

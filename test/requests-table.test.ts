@@ -4,11 +4,11 @@
  * through a real pseudo-terminal (`script` from util-linux), compared as exact text.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Scenario } from './builder/scenario.js';
 import { apiVersionsRequestBody, errorCodeResponseBody, int16, int32, concat, responseFrame } from './builder/kafka.js';
-import { runKcid } from './helpers.js';
+import { checkGolden, golden, HAVE_SCRIPT, NO_SCRIPT, runKcid, skipUnless } from './helpers.js';
 import { ID_A } from './helpers.js';
 
 const LONG_ID = 'consumer-console-consumer-84107-1';
@@ -23,13 +23,6 @@ function capture(): string {
   late.serverBytes(responseFrame({ correlationId: 41, headerVersion: 0, body: concat(int16(0), int32(0)) }));
   late.respond(late.request({ apiKey: 18, apiVersion: 3, correlationId: 42, clientId: 'late-client', body: apiVersionsRequestBody({ softwareName: 'x', softwareVersion: '1' }) }), errorCodeResponseBody({ errorCode: 0, flexible: false }));
   return s.file('requests-table.pcap');
-}
-
-const golden = (name: string) => new URL(`./golden/${name}`, import.meta.url);
-
-function checkGolden(name: string, actual: string): void {
-  if (process.env.UPDATE_GOLDEN === '1' || !existsSync(golden(name))) writeFileSync(golden(name), actual);
-  expect(actual).toBe(readFileSync(golden(name), 'utf8'));
 }
 
 /** Characters, not UTF-16 units or bytes ("…" is one column). */
@@ -102,7 +95,7 @@ describe('kcid requests table', () => {
     expect(json.map((x) => x.input)).toEqual([1, 1, 1, 1, 2]);
   });
 
-  it.skipIf(spawnSync('script', ['--version']).status !== 0)('through a real pseudo-terminal: the same text at 80 and 120 columns', async () => {
+  it('through a real pseudo-terminal: the same text at 80 and 120 columns', skipUnless(HAVE_SCRIPT, NO_SCRIPT), async () => {
     const file = capture();
     for (const columns of [80, 120]) {
       const r = spawnSync('script', ['-qc', `stty cols ${columns} rows 50; exec "${process.execPath}" bin/kcid requests ${file}`, '/dev/null'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });

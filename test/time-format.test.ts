@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { Scenario } from './builder/scenario.js';
 import { apiVersionsRequestBody, apiVersionsResponseBody } from './builder/kafka.js';
-import { ID_A, onPath, runKcid } from './helpers.js';
+import { ID_A, NO_TSHARK, onPath, runKcid, skipUnless } from './helpers.js';
 import { makeClock, TIME_FORMATS } from '../src/report/clock.js';
 import { parseTimeBound } from '../src/analysis/filters.js';
 
@@ -78,7 +78,7 @@ describe('-t', () => {
 
 const hasTshark = onPath('tshark');
 
-describe.skipIf(!hasTshark)('-t against tshark', () => {
+describe('-t against tshark', skipUnless(hasTshark, NO_TSHARK), () => {
   // tshark prints nanoseconds (ud with a space for the T); kcid cuts to the millisecond.
   const asKcid: Record<string, (t: string) => string> = {
     ud: (t) => `${t.replace(' ', 'T').slice(0, 23)}Z`,

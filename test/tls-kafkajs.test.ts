@@ -13,8 +13,8 @@ import tls from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tmpFile } from './builder/capture.js';
 import { Scenario } from './builder/scenario.js';
-import { runKcid } from './helpers.js';
-import { captureOf, testCertificate, type Chunk } from './tls/record.js';
+import { runKcid, skipUnless } from './helpers.js';
+import { captureOf, closedBoth, testCertificate, type Chunk } from './tls/record.js';
 
 const hasKcat = await new Promise<boolean>((resolve) => {
   const p = spawn('kcat', ['-V'], { stdio: 'ignore' });
@@ -49,16 +49,19 @@ async function listen(server: net.Server): Promise<number> {
   return (server.address() as net.AddressInfo).port;
 }
 
-describe.skipIf(!hasKcat || cert === null)('kafkajs over TLS to the mock cluster', () => {
+describe('kafkajs over TLS to the mock cluster', skipUnless(hasKcat && cert !== null, 'needs kcat (its mock cluster) and openssl on the PATH (.ci/run installs both)'), () => {
   it('the requests decrypted with the key log kafkajs wrote are those relayed in plaintext', async () => {
     const mockPort = await mockCluster();
     const plain: Chunk[][] = [];
     const encrypted: Chunk[][] = [];
+    // Each connection through the terminator and the relay, done when both of its sockets have closed.
+    const relayed: Promise<void>[] = [];
     // TLS terminator: decrypts, relays to the mock, records the plaintext of each connection.
     const terminator = tls.createServer({ ...cert!, minVersion: 'TLSv1.3' }, (socket) => {
       const chunks: Chunk[] = [];
       plain.push(chunks);
       const up = net.connect(mockPort, '127.0.0.1');
+      relayed.push(closedBoth(socket, up));
       socket.on('data', (d: Buffer) => {
         chunks.push({ fromClient: true, bytes: Buffer.from(d) });
         up.write(d);
@@ -78,6 +81,7 @@ describe.skipIf(!hasKcat || cert === null)('kafkajs over TLS to the mock cluster
       const chunks: Chunk[] = [];
       encrypted.push(chunks);
       const up = net.connect(tlsPort, '127.0.0.1');
+      relayed.push(closedBoth(down, up));
       down.on('data', (d: Buffer) => {
         chunks.push({ fromClient: true, bytes: Buffer.from(d) });
         up.write(d);
@@ -115,7 +119,8 @@ describe.skipIf(!hasKcat || cert === null)('kafkajs over TLS to the mock cluster
     await producer.connect();
     await producer.send({ topic: 'kcid-tls', messages: [{ key: 'k1', value: 'one' }, { key: 'k2', value: 'two' }, { key: 'k3', value: 'three' }] });
     await producer.disconnect();
-    await new Promise((r) => setTimeout(r, 100));
+    // Every relayed connection closed on both sides: its bytes are all recorded.
+    await Promise.all(relayed);
     relay.close();
     terminator.close();
 

@@ -17,6 +17,7 @@ import { analyzeInput, DEFAULT_MAX_FRAME_BYTES } from '../src/analysis/run.js';
 import type { ConnState } from '../src/analysis/connection-state.js';
 import type { KafkaRequest, KafkaResponse } from '../src/kafka/events.js';
 import { REPO } from './real/differential.js';
+import { skipUnless } from './helpers.js';
 
 const runAsync = promisify(execFile);
 
@@ -35,7 +36,6 @@ const missing = [
     .filter(([cmd, arg]) => !has(cmd!, [arg!]))
     .map(([cmd]) => cmd!),
 ];
-const recordSkip = missing.length === 0 ? '' : ` (skipped: needs ${missing.join(', ')})`;
 
 /** One request as both legs show it: connection-relative, so the TLS and the plaintext leg compare. */
 type Row = [apiKey: number, apiVersion: number, correlationId: number, clientId: string | null, instanceId: string | null, size: number, responseSize: number | null];
@@ -187,7 +187,7 @@ const EXPECTED: Record<string, [string, string]> = {
   'tls12-rsa-aes256gcm': ['TLS 1.2', 'TLS_RSA_WITH_AES_256_GCM_SHA384'],
 };
 
-describe.skipIf(missing.length > 0)(`kafkajs over TLS, recorded by tcpdump now (record.sh tls)${recordSkip}`, () => {
+describe('kafkajs over TLS, recorded by tcpdump now (record.sh tls)', skipUnless(missing.length === 0, `recording needs ${missing.join(', ')} (.ci/run installs the tools and runs as root)`), () => {
   it('every TLS 1.3 suite and TLS 1.2 family: kcid decrypts the plaintext leg\'s requests, as tshark does', async () => {
     const dirs: string[] = [];
     try {

@@ -4,7 +4,7 @@
  * of the same conversation in plaintext; and made-up sessions (test/builder/tls.ts) for KeyUpdate
  * and for bad input: a wrong key, garbage key log lines, oversize and cut-off records, a gap, alerts.
  */
-import { constants } from 'node:crypto';
+import { constants, createHmac, hkdfSync } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -12,9 +12,10 @@ import { describe, expect, it } from 'vitest';
 import { tmpFile } from './builder/capture.js';
 import { requestFrame } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
-import { CONTENT, handshake, Tls13Sender, Tls13Session, record, u8 } from './builder/tls.js';
-import { analyzeFiles, brief, ID_A, ID_A_B64, runKcid } from './helpers.js';
-import { captureOf, recordTls, recordTlsConnections, responseTo, testCertificate, type Chunk, type RecordOptions, type TlsRecording } from './tls/record.js';
+import { CONTENT, expandLabel, handshake, Tls13Sender, Tls13Session, record, u8 } from './builder/tls.js';
+import { hkdfExpandLabel } from '../src/tls/keys.js';
+import { analyzeFiles, brief, ID_A, ID_A_B64, NO_OPENSSL, runKcid, skipUnless } from './helpers.js';
+import { captureOf, closedBoth, recordTls, recordTlsConnections, responseTo, testCertificate, type Chunk, type RecordOptions, type TlsRecording } from './tls/record.js';
 
 const haveOpenssl = testCertificate() !== null;
 
@@ -68,7 +69,54 @@ const CASES: [string, RecordOptions['versions'], string, string][] = [
   ['TLS 1.2 RSA AES-256-CBC HMAC-SHA256', { maxVersion: 'TLSv1.2', ciphers: 'AES256-SHA256' }, 'TLS 1.2', 'TLS_RSA_WITH_AES_256_CBC_SHA256'],
 ];
 
-describe.skipIf(!haveOpenssl)('TLS recorded from OpenSSL (Node tls), decrypted with its key log', () => {
+
+/**
+ * RFC 8448 §3 (a simple 1-RTT handshake with TLS_AES_128_GCM_SHA256): traffic secrets and the
+ * write key and IV each gives. The hand-built sessions' keys come from test/builder/tls.ts's own
+ * HKDF, held to these and to node:crypto's hkdfSync; kcid's (src/tls/keys.ts) is held to them too.
+ */
+const RFC8448 = [
+  { secret: 'b67b7d690cc16c4e75e54213cb2d37b4e9c912bcded9105d42befd59d391ad38', key: '3fce516009c21727d0f2e4e86ee403bc', iv: '5d313eb2671276ee13000b30', what: 'server handshake' },
+  { secret: 'b3eddb126e067f35a780b3abf45e2d8f3b1a950738f52e9600746a0e27a55a21', key: 'dbfaa693d1762c5b666af5d950258d01', iv: '5bd3c71b836e0b76bb73265f', what: 'client handshake' },
+  { secret: 'a11af9f05531f856ad47116b45a950328204b4f44bfb6b3a4b4f1f3fcb631643', key: '9f02283b6c9c07efc26bb9f2ac92e356', iv: 'cf782b88dd83549aadf1e984', what: 'server application' },
+];
+
+/** HKDF-Expand-Label through node:crypto's hkdfSync: HKDF(salt, IKM) is Expand(HMAC(salt, IKM)), so an IKM and salt whose HMAC is known stand for any PRK. */
+function viaHkdfSync(hash: 'sha256' | 'sha384', ikm: Buffer, salt: Buffer, label: string, length: number): { prk: Buffer; out: Buffer } {
+  const name = Buffer.from(`tls13 ${label}`);
+  const info = Buffer.concat([Buffer.of(length >> 8, length & 0xff, name.length), name, Buffer.of(0)]);
+  return { prk: createHmac(hash, salt).update(ikm).digest(), out: Buffer.from(hkdfSync(hash, ikm, salt, info, length)) };
+}
+
+describe('TLS 1.3 key derivation against RFC 8448 and node:crypto', () => {
+  it.each(RFC8448)('the test builder derives RFC 8448\'s $what key and IV', ({ secret, key, iv }) => {
+    expect(expandLabel(Buffer.from(secret, 'hex'), 'key', 16).toString('hex')).toBe(key);
+    expect(expandLabel(Buffer.from(secret, 'hex'), 'iv', 12).toString('hex')).toBe(iv);
+  });
+
+  it.each(RFC8448)('kcid (src/tls/keys.ts) derives RFC 8448\'s $what key and IV', ({ secret, key, iv }) => {
+    expect(hkdfExpandLabel('sha256', Buffer.from(secret, 'hex'), 'key', Buffer.alloc(0), 16).toString('hex')).toBe(key);
+    expect(hkdfExpandLabel('sha256', Buffer.from(secret, 'hex'), 'iv', Buffer.alloc(0), 12).toString('hex')).toBe(iv);
+  });
+
+  it('the next traffic secret of a KeyUpdate ("traffic upd", RFC 8446 §7.2) is what hkdfSync gives, in the builder and in kcid', () => {
+    for (const [ikm, salt] of [[Buffer.alloc(32, 0x33), Buffer.alloc(32, 0x01)], [Buffer.from('kcid'), Buffer.alloc(0)]] as const) {
+      const { prk, out } = viaHkdfSync('sha256', ikm, salt, 'traffic upd', 32);
+      expect(expandLabel(prk, 'traffic upd', 32)).toEqual(out);
+      expect(hkdfExpandLabel('sha256', prk, 'traffic upd', Buffer.alloc(0), 32)).toEqual(out);
+    }
+    // More than one HMAC block (RFC 5869's T(2)), which kcid's loop makes and the builder never needs.
+    const long = viaHkdfSync('sha256', Buffer.alloc(32, 0x55), Buffer.alloc(32, 0x03), 'traffic upd', 80);
+    expect(hkdfExpandLabel('sha256', long.prk, 'traffic upd', Buffer.alloc(0), 80)).toEqual(long.out);
+    // SHA-384 (TLS_AES_256_GCM_SHA384): its 48-byte next secret and its 32-byte key.
+    const { prk, out } = viaHkdfSync('sha384', Buffer.alloc(48, 0x44), Buffer.alloc(48, 0x02), 'traffic upd', 48);
+    expect(hkdfExpandLabel('sha384', prk, 'traffic upd', Buffer.alloc(0), 48)).toEqual(out);
+    const key = viaHkdfSync('sha384', Buffer.alloc(48, 0x44), Buffer.alloc(48, 0x02), 'key', 32);
+    expect(hkdfExpandLabel('sha384', key.prk, 'key', Buffer.alloc(0), 32)).toEqual(key.out);
+  });
+});
+
+describe('TLS recorded from OpenSSL (Node tls), decrypted with its key log', skipUnless(haveOpenssl, NO_OPENSSL), () => {
   for (const [name, versions, version, cipher] of CASES) {
     it(`${name}: the decrypted requests are the plaintext conversation's`, async () => {
       const r = await recordTls({ versions, requests: REQUESTS });
@@ -120,7 +168,7 @@ const hasTool = (tool: string): boolean => {
   }
 };
 
-describe.skipIf(!haveOpenssl)('TLS handshakes: HelloRetryRequest, resumption, no keys', () => {
+describe('TLS handshakes: HelloRetryRequest, resumption, no keys', skipUnless(haveOpenssl, NO_OPENSSL), () => {
   it('TLS 1.3 after a HelloRetryRequest (the client guessed the wrong key share)', async () => {
     const r = await recordTls({
       versions: { minVersion: 'TLSv1.3' },
@@ -192,7 +240,7 @@ describe.skipIf(!haveOpenssl)('TLS handshakes: HelloRetryRequest, resumption, no
   });
 });
 
-describe.skipIf(!haveOpenssl || !hasTool('editcap'))('keys inside the capture: pcapng Decryption Secrets Blocks', () => {
+describe('keys inside the capture: pcapng Decryption Secrets Blocks', skipUnless(haveOpenssl && hasTool('editcap'), 'needs openssl and editcap on the PATH (.ci/run installs both)'), () => {
   it('editcap --inject-secrets: kcid decrypts with no --tls-keylog', async () => {
     const r = await recordTls({ versions: { minVersion: 'TLSv1.3' }, requests: REQUESTS });
     const f = files(r, 'dsb');
@@ -205,7 +253,7 @@ describe.skipIf(!haveOpenssl || !hasTool('editcap'))('keys inside the capture: p
   });
 });
 
-describe.skipIf(!haveOpenssl || !hasTool('tshark'))('TLS: kcid agrees with tshark given the same key log', () => {
+describe('TLS: kcid agrees with tshark given the same key log', skipUnless(haveOpenssl && hasTool('tshark'), 'needs openssl and tshark on the PATH (.ci/run installs both)'), () => {
   for (const [name, versions] of [CASES[0]!, CASES[5]!, CASES[7]!]) {
     it(`${name}: request by request`, async () => {
       const r = await recordTls({ versions, requests: REQUESTS });
@@ -584,8 +632,10 @@ async function recordRenegotiation(): Promise<{ chunks: Chunk[]; keylog: string[
     socket.on('error', () => {});
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  let relayed: Promise<void> = Promise.resolve();
   const relay = net.createServer((down) => {
     const up = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    relayed = closedBoth(down, up);
     down.on('data', (d: Buffer) => (chunks.push({ fromClient: true, bytes: Buffer.from(d) }), up.write(d)));
     up.on('data', (d: Buffer) => (chunks.push({ fromClient: false, bytes: Buffer.from(d) }), down.write(d)));
     down.on('end', () => up.end());
@@ -606,8 +656,8 @@ async function recordRenegotiation(): Promise<{ chunks: Chunk[]; keylog: string[
   await ask(1);
   await new Promise<void>((resolve, reject) => client.renegotiate({ rejectUnauthorized: false }, (err) => (err ? reject(err) : resolve())));
   await ask(2);
-  await new Promise((r) => setTimeout(r, 20));
   await new Promise<void>((resolve) => (client.once('close', () => resolve()), client.end()));
+  await relayed;
   relay.close();
   server.close();
   return { chunks, keylog };
@@ -643,7 +693,7 @@ describe('TLS that kcid cannot (or can only partly) decrypt says so', () => {
     expect((await requestRows(capture, ['--tls-keylog', keys])).map((r) => r[2])).toEqual([2]);
   });
 
-  it.skipIf(!haveOpenssl)('TLS 1.2 renegotiation: followed with the new handshake\'s key; without it, one note and nothing bogus', async () => {
+  it('TLS 1.2 renegotiation: followed with the new handshake\'s key; without it, one note and nothing bogus', skipUnless(haveOpenssl, NO_OPENSSL), async () => {
     const r = await recordRenegotiation();
     expect(r.keylog).toHaveLength(2);
     const capture = captureOf(r.chunks).file('renegotiation.pcap');
@@ -661,7 +711,7 @@ describe('TLS that kcid cannot (or can only partly) decrypt says so', () => {
     ]);
   });
 
-  it.skipIf(!haveOpenssl)('TLS 1.0 and 1.1: the handshake is shown, one note says kcid does not decrypt them', async () => {
+  it('TLS 1.0 and 1.1: the handshake is shown, one note says kcid does not decrypt them', skipUnless(haveOpenssl, NO_OPENSSL), async () => {
     for (const [v, name] of [['TLSv1', 'TLS 1.0'], ['TLSv1.1', 'TLS 1.1']] as const) {
       const rec = await recordTls({ versions: { minVersion: v, maxVersion: v, ciphers: 'ECDHE-RSA-AES128-SHA@SECLEVEL=0' }, requests: REQUESTS.slice(0, 1) });
       const f = files(rec, `old-${v}`);
@@ -674,7 +724,7 @@ describe('TLS that kcid cannot (or can only partly) decrypt says so', () => {
   });
 });
 
-describe.skipIf(!haveOpenssl)('a capture gap in real TLS 1.2 (OpenSSL): the record that lost bytes is reported, decryption carries on', () => {
+describe('a capture gap in real TLS 1.2 (OpenSSL): the record that lost bytes is reported, decryption carries on', skipUnless(haveOpenssl, NO_OPENSSL), () => {
   for (const [name, ciphers] of [
     ['AES-128-GCM', 'ECDHE-RSA-AES128-GCM-SHA256'],
     ['ChaCha20-Poly1305', 'ECDHE-RSA-CHACHA20-POLY1305'],
@@ -717,7 +767,7 @@ describe.skipIf(!haveOpenssl)('a capture gap in real TLS 1.2 (OpenSSL): the reco
   }
 });
 
-describe.skipIf(!haveOpenssl)('a wrong TLS 1.2 master secret (real OpenSSL): authentication failures, never garbage requests', () => {
+describe('a wrong TLS 1.2 master secret (real OpenSSL): authentication failures, never garbage requests', skipUnless(haveOpenssl, NO_OPENSSL), () => {
   for (const [name, ciphers] of [
     ['AES-128-GCM', 'ECDHE-RSA-AES128-GCM-SHA256'],
     ['AES-128-CBC HMAC-SHA256', 'ECDHE-RSA-AES128-SHA256'],

@@ -90,9 +90,17 @@ export async function* cutAt(bytes: Uint8Array, ...cuts: number[]): AsyncGenerat
 
 let scratchDir: string | null = null;
 
+/**
+ * The scratch folder's name: `kcid-test-RUN-` where RUN names this `npm test` (test/global-setup.ts
+ * sets KCID_TEST_RUN), so that its teardown can find what a test file left behind and say so.
+ */
+export function scratchPrefix(env: NodeJS.ProcessEnv = process.env): string {
+  return `kcid-test-${env.KCID_TEST_RUN ?? 'x'}-`;
+}
+
 /** Writes `content` to a fresh file named `name` under the OS temporary directory; returns its path. */
 export function tmpFile(name: string, content: Uint8Array | string): string {
-  scratchDir ??= mkdtempSync(join(tmpdir(), 'kcid-test-'));
+  scratchDir ??= mkdtempSync(join(tmpdir(), scratchPrefix()));
   const dir = mkdtempSync(join(scratchDir, 'f-'));
   const path = join(dir, name);
   writeFileSync(path, content);
@@ -101,11 +109,11 @@ export function tmpFile(name: string, content: Uint8Array | string): string {
 
 /** A temporary directory (for tests that need one as input). */
 export function tmpDir(): string {
-  scratchDir ??= mkdtempSync(join(tmpdir(), 'kcid-test-'));
+  scratchDir ??= mkdtempSync(join(tmpdir(), scratchPrefix()));
   return mkdtempSync(join(scratchDir, 'd-'));
 }
 
-/** Removes everything tmpFile and tmpDir made (call it from afterAll). */
+/** Removes everything tmpFile and tmpDir made (test/setup-file.ts calls it after every test file). */
 export function removeTmpFiles(): void {
   if (scratchDir) rmSync(scratchDir, { recursive: true, force: true });
   scratchDir = null;

@@ -4,8 +4,7 @@
  * of the test's choosing (so KeyUpdate, damaged records and alerts can be made at will). The real
  * OpenSSL traffic of test/tls/record.ts checks the same code against another implementation.
  */
-import { createCipheriv, type CipherGCM } from 'node:crypto';
-import { hkdfExpandLabel } from '../../src/tls/keys.js';
+import { createCipheriv, createHmac, type CipherGCM } from 'node:crypto';
 
 export function u8(n: number): Buffer {
   return Buffer.of(n);
@@ -60,6 +59,20 @@ export function serverHello(o: { random: Buffer; cipher: number; version: number
   return handshake(2, Buffer.concat([u16(0x0303), o.random, vec(1), u16(o.cipher), u8(0), vec(2, ...exts)]));
 }
 
+/**
+ * HKDF-Expand-Label with SHA-256 (RFC 8446 §7.1), written here from the RFCs rather than taken from
+ * src/tls/keys.ts, so that a key-schedule bug there cannot make the captures it must read: the
+ * HkdfLabel (uint16 length, "tls13 " label, context) and one block of HKDF-Expand (RFC 5869 §2.3:
+ * T(1) = HMAC-Hash(PRK, info | 0x01)), which is every length TLS 1.3 asks of SHA-256 here. Checked
+ * against RFC 8448 and node:crypto's hkdfSync in test/tls.test.ts.
+ */
+export function expandLabel(secret: Buffer, label: string, length: number): Buffer {
+  if (length > 32) throw new Error('one SHA-256 block: at most 32 bytes');
+  const name = Buffer.from(`tls13 ${label}`, 'ascii');
+  const info = Buffer.concat([u16(length), u8(name.length), name, u8(0)]);
+  return createHmac('sha256', secret).update(info).update(u8(1)).digest().subarray(0, length);
+}
+
 /** A TLS 1.3 sender with TLS_AES_128_GCM_SHA256 (RFC 8446 §5.2-5.3, §7.3). */
 export class Tls13Sender {
   private key!: Buffer;
@@ -69,8 +82,8 @@ export class Tls13Sender {
     this.keys();
   }
   private keys(): void {
-    this.key = hkdfExpandLabel('sha256', this.secret, 'key', Buffer.alloc(0), 16);
-    this.iv = hkdfExpandLabel('sha256', this.secret, 'iv', Buffer.alloc(0), 12);
+    this.key = expandLabel(this.secret, 'key', 16);
+    this.iv = expandLabel(this.secret, 'iv', 12);
     this.seq = 0;
   }
   /** A protected record: TLSInnerPlaintext (content, type, `padding` zeros) sealed with the next sequence number. */
@@ -87,7 +100,7 @@ export class Tls13Sender {
   /** Sends KeyUpdate under the current keys, then moves to the next traffic secret (RFC 8446 §4.6.3, §7.2). */
   keyUpdate(): Buffer {
     const r = this.seal(CONTENT.HANDSHAKE, handshake(24, u8(0)));
-    this.secret = hkdfExpandLabel('sha256', this.secret, 'traffic upd', Buffer.alloc(0), 32);
+    this.secret = expandLabel(this.secret, 'traffic upd', 32);
     this.keys();
     return r;
   }

@@ -86,9 +86,43 @@ function walk(dir: string): string[] {
     });
 }
 
-/** Every capture under ../shared/captures/ (none when the folder is absent). */
+/**
+ * The public captures under ../shared/captures/, named here so that where the folder is absent the
+ * tests over them are still there, listed as skipped by name (test/capture.test.ts holds this list
+ * to the folder when it is present).
+ */
+export const PUBLIC_CAPTURES = [
+  'public/40t__go-sniffer/kafka.pcap',
+  'public/arkime__arkime/kafka.pcap',
+  'public/deepflowio__deepflow/00-produce-v2.pcap',
+  'public/deepflowio__deepflow/00-produce-v7-sw8.pcap',
+  'public/deepflowio__deepflow/00-produce-v9.pcap',
+  'public/deepflowio__deepflow/01-fetch-v12-ok.pcap',
+  'public/deepflowio__deepflow/01-fetch-v12-perf.pcap',
+  'public/deepflowio__deepflow/01-fetch-v12-unknown.pcap',
+  'public/deepflowio__deepflow/11-join-group-v7.pcap',
+  'public/deepflowio__deepflow/13-leave-group-v4.pcap',
+  'public/deepflowio__deepflow/14-sync-group-v5.pcap',
+  'public/deepflowio__deepflow/18-api-versions-v3.pcap',
+  'public/deepflowio__deepflow/mixed-with-unsupported.pcap',
+  'public/deepflowio__deepflow/produce-v9.pcap',
+  'public/ntop__nDPI/kafka.pcapng',
+] as const;
+
+/** Is ../shared/captures there? Without it the tests over public captures are skipped (NO_SHARED says why). */
+export const HAVE_SHARED = existsSync(SHARED_CAPTURES);
+
+/** The capture files under ../shared/captures/ as the folder holds them (none when it is absent). */
+export function sharedCaptureFiles(): string[] {
+  return HAVE_SHARED ? walk(SHARED_CAPTURES).filter((f) => CAPTURE_FILE.test(f)).map((f) => relative(SHARED_CAPTURES, f)) : [];
+}
+
+/**
+ * Every capture under ../shared/captures/. Where the folder is absent, the public ones by name
+ * (their files missing): tests over them must be skipped there, with skipUnless(HAVE_SHARED, NO_SHARED).
+ */
 export function sharedCaptures(): Capture[] {
-  if (!existsSync(SHARED_CAPTURES)) return [];
+  if (!HAVE_SHARED) return PUBLIC_CAPTURES.map((n) => ({ file: join(SHARED_CAPTURES, n), name: `../shared/captures/${n}`, ports: [DEFAULT_KAFKA_PORT], origin: 'public' }));
   const files = walk(SHARED_CAPTURES).filter((f) => CAPTURE_FILE.test(f));
   const manifests = new Map<string, Map<string, number[]>>();
   return files.map((file) => {

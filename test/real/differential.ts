@@ -19,6 +19,9 @@
  * applies only where tshark itself flags the request as beyond what it knows) or fails the test.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -124,6 +127,39 @@ export function decodeAsArgs(ports: readonly number[]): string[] {
   return ports.flatMap((p) => ['-d', `tcp.port==${p},kafka`]);
 }
 
+/**
+ * Where one `npm test` keeps what tshark said about a capture (test/global-setup.ts names the run
+ * and removes the folder at the end): differential.test.ts and differential-bodies.test.ts ask
+ * tshark the same question of the same captures, and it is the slowest thing either does.
+ */
+export function tsharkCacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
+  return env.KCID_TEST_RUN === undefined ? null : join(tmpdir(), `kcid-cache-${env.KCID_TEST_RUN}`);
+}
+
+/** tshark's stdout for `args` on `file`, from this run's cache when another test asked before (same file, size, time and arguments). */
+async function tsharkCached(file: string, args: string[]): Promise<string> {
+  const dir = tsharkCacheDir();
+  let key: string | null = null;
+  if (dir !== null) {
+    const st = statSync(file);
+    key = createHash('sha256').update(JSON.stringify([file, st.size, st.mtimeMs, args])).digest('hex');
+    try {
+      return readFileSync(join(dir, key), 'utf8');
+    } catch {
+      // Not asked yet in this run.
+    }
+  }
+  const { stdout } = await run('tshark', args, { maxBuffer: MAX_OUTPUT, env: { ...process.env, LC_ALL: 'C' } });
+  if (dir !== null && key !== null) {
+    mkdirSync(dir, { recursive: true });
+    // Written whole, then renamed: another worker reads all of it or nothing.
+    const part = join(dir, `${key}.${process.pid}.part`);
+    writeFileSync(part, stdout);
+    renameSync(part, join(dir, key));
+  }
+  return stdout;
+}
+
 /** Runs tshark on `file` with the given Kafka ports and reads its requests and responses. */
 export async function tsharkRequests(file: string, ports: readonly number[]): Promise<TsharkRequest[]> {
   const args = [
@@ -142,7 +178,7 @@ export async function tsharkRequests(file: string, ports: readonly number[]): Pr
     '-J',
     'frame ip ipv6 tcp kafka _ws.malformed',
   ];
-  const { stdout } = await run('tshark', args, { maxBuffer: MAX_OUTPUT, env: { ...process.env, LC_ALL: 'C' } });
+  const stdout = await tsharkCached(file, args);
   const packets = JSON.parse(stdout) as { _source: { layers: JsonLayer } }[];
   const portSet = new Set(ports);
   const requests: TsharkRequest[] = [];

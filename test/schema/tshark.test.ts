@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { NO_TSHARK, skipUnless } from '../helpers.js';
 import { decodeRequest, type Struct, type Value } from '../../src/kafka/schema/interpreter.js';
 import { builtinSchemas } from '../../src/kafka/schema/registry.js';
 import type { RecordsSummary } from '../../src/kafka/schema/records.js';
@@ -17,7 +18,6 @@ try {
   execFileSync('tshark', ['--version'], { stdio: 'ignore' });
 } catch {
   tshark = false;
-  console.log('tshark differential skipped: no tshark');
 }
 
 const FIXTURES: [string, number[]][] = [
@@ -136,7 +136,7 @@ function collect(o: unknown, field: string, out: string[] = []): string[] {
 const FLAGS = ['kafka.unknown_api_key', 'kafka.unsupported_api_version', 'kafka.pdu_length_mismatch', '_ws.malformed', '_ws.expert'];
 const flagged = (pdu: unknown): boolean => FLAGS.some((f) => JSON.stringify(pdu).includes(`"${f}`));
 
-describe.skipIf(!tshark)('the interpreter agrees with tshark on the fixtures\' requests', () => {
+describe('the interpreter agrees with tshark on the fixtures\' requests', skipUnless(tshark, NO_TSHARK), () => {
   const s = builtinSchemas();
   for (const [file, ports] of FIXTURES) {
     it(file, () => {

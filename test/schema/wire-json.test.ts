@@ -23,7 +23,8 @@ import { readCapture } from '../../src/capture/index.js';
 import { decodeTcp } from '../../src/net/decode.js';
 import { newNetStats, newTcpSegment, TcpFlag } from '../../src/net/types.js';
 import { decodeRequestHeader, decodeResponseHeader } from '../../src/kafka/schema/interpreter.js';
-import { fixtureCaptures, sharedCaptures, type Capture } from '../real/captures.js';
+import { fixtureCaptures, HAVE_SHARED, sharedCaptures, type Capture } from '../real/captures.js';
+import { NO_SHARED, skipUnless } from '../helpers.js';
 
 const p = protocol();
 type Kind = 'request' | 'response';
@@ -250,7 +251,7 @@ function* framesOf(b: Buffer): Generator<Buffer> {
 describe('real bodies: the recorded fixtures and the public captures', () => {
   const captures = [...fixtureCaptures(), ...sharedCaptures()].filter((c) => !/tls/.test(c.name));
   for (const c of captures) {
-    it(c.name, async () => {
+    it(c.name, skipUnless(c.origin !== 'public' || HAVE_SHARED, NO_SHARED), async () => {
       let bodies = 0;
       const flows = await flowBytes(c);
       for (const flow of flows.values()) {

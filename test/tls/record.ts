@@ -4,12 +4,10 @@
  * key log. The chunks, in the order the relay saw them, become a built capture (test/builder), so
  * the TLS bytes are OpenSSL's own while the packets around them stay explained.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import net from 'node:net';
 import tls from 'node:tls';
-import { tmpDir } from '../builder/capture.js';
+import { inject } from 'vitest';
+import { makeCertificate, type CertificatePem } from './certificate.js';
 import { int16, requestFrame, responseFrame, type RequestFrameOptions } from '../builder/kafka.js';
 import { Scenario } from '../builder/scenario.js';
 import { protocol } from '../../src/kafka/protocol.js';
@@ -29,19 +27,21 @@ export interface TlsRecording {
 
 let cert: { key: Buffer; cert: Buffer } | null = null;
 
-/** A self-signed RSA certificate for broker1.kafka.test, made once per run with openssl (null without it). */
+/**
+ * A self-signed RSA certificate for broker1.kafka.test (null without openssl): made once per
+ * `npm test` by test/global-setup.ts and shared with every file; made here when run without it.
+ */
 export function testCertificate(): { key: Buffer; cert: Buffer } | null {
   if (cert !== null) return cert;
-  const dir = tmpDir();
-  const key = join(dir, 'key.pem');
-  const crt = join(dir, 'cert.pem');
+  let pem: CertificatePem | null | undefined;
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', crt, '-subj', '/O=kcid tests/CN=broker1.kafka.test', '-days', '30'], { stdio: 'ignore' });
+    pem = inject('testCertificate');
   } catch {
-    return null;
+    pem = undefined;
   }
-  if (!existsSync(crt)) return null;
-  cert = { key: readFileSync(key), cert: readFileSync(crt) };
+  if (pem === undefined) pem = makeCertificate();
+  if (pem === null) return null;
+  cert = { key: Buffer.from(pem.key), cert: Buffer.from(pem.cert) };
   return cert;
 }
 
@@ -59,6 +59,18 @@ export interface RecordOptions {
 }
 
 /** Splits a byte stream into Kafka frames as they complete. */
+/** Resolves when both sockets of a relayed connection have closed: every byte between them has passed. */
+export function closedBoth(a: net.Socket, b: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    let open = 2;
+    const closed = (): void => {
+      if (--open === 0) resolve();
+    };
+    a.once('close', closed);
+    b.once('close', closed);
+  });
+}
+
 function framer(onFrame: (frame: Buffer) => void): (data: Buffer) => void {
   let buf = Buffer.alloc(0);
   return (data) => {
@@ -103,8 +115,11 @@ export async function recordTlsConnections(o: RecordOptions): Promise<TlsRecordi
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const serverPort = (server.address() as net.AddressInfo).port;
+  // The relay's last connection, done when both of its sockets have closed.
+  let relayed: Promise<void> = Promise.resolve();
   const relay = net.createServer((down) => {
     const up = net.connect(serverPort, '127.0.0.1');
+    relayed = closedBoth(down, up);
     down.on('data', (d) => {
       chunks.push({ fromClient: true, bytes: Buffer.from(d) });
       up.write(d);
@@ -126,7 +141,8 @@ export async function recordTlsConnections(o: RecordOptions): Promise<TlsRecordi
     chunks = [];
     plaintext = [];
     session = await connectOnce(o, relayPort, session, plaintext, (line) => (keylog += line));
-    await new Promise((r) => setTimeout(r, 20));
+    // The relay has passed on (and recorded) every byte of this connection before the next starts.
+    await relayed;
     recordings.push({ chunks, plaintext, keylog: '' });
   }
   relay.close();
@@ -162,8 +178,9 @@ async function connectOnce(o: RecordOptions, relayPort: number, previous: Buffer
     client.write(frame);
     await done;
   }
-  // Let tickets and the last bytes pass before closing.
-  await new Promise((r) => setTimeout(r, 20));
+  // TLS 1.3 tickets come right after the handshake, before any answer: with a request answered the
+  // client has them; without one, it waits for the first (recordTlsConnections waits for the bytes).
+  if (o.requests.length === 0 && session === undefined && client.getProtocol() === 'TLSv1.3') await new Promise((r) => client.once('session', r));
   await new Promise<void>((resolve) => {
     client.once('close', () => resolve());
     client.end();
