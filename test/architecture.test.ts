@@ -131,7 +131,7 @@ function circleThrough(graph: ReadonlyMap<string, readonly string[]>, members: R
       if (!members.has(w)) continue;
       if (w === start) {
         const path = [start];
-        for (let u: string | undefined = v; u !== start; u = from.get(u)) path.splice(1, 0, u!);
+        for (let u = v; u !== start; u = from.get(u)!) path.splice(1, 0, u);
         return [...path, start];
       }
       if (!from.has(w)) {

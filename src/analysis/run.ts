@@ -10,7 +10,9 @@ import { decodeTcp } from '../net/decode.js';
 import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import { ActivityCollector } from './activity.js';
-import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
+import { CaptureAnalyzer } from './analyzer.js';
+import type { FindingSink, RequestObserver } from './observer.js';
+import { RequestWatcher } from './tracker.js';
 import type { TelemetryDecoding } from './telemetry-events.js';
 import { compareConnections } from './report.js';
 import { makeFinding } from './finding.js';
@@ -49,7 +51,7 @@ export interface AnalyzeOptions {
   maxBodyBytes?: number;
   /**
    * False: the requests are only shown (kcid requests): no rule is run and no connection summarised,
-   * so the result lists no connections or findings (CaptureAnalyzer's `judge`).
+   * so the result lists no connections or findings (a RequestWatcher listens, not a CaptureAnalyzer).
    */
   judge?: boolean;
   /** With maxBodyBytes: each body decoded into a value (the default), or written as JSON (KafkaOptions.bodyForm). */
@@ -145,7 +147,7 @@ export async function analyzeInput(
     read,
     load: async () => (await import('../telemetry/index.js')).readPushMetrics,
   };
-  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry, opts.judge ?? true);
+  const analyzer = opts.judge ?? true ? new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry) : new RequestWatcher(inputIndex, observer ?? {}, telemetry);
   // PushTelemetry frames are kept whole (up to the bound) when their metrics are decoded: for the
   // telemetry rules and outputs, or for kcid requests --bodies, whose rows show them.
   const keepTelemetryBytes = (telemetry.collect && telemetry.decode !== 'none') || opts.maxBodyBytes !== undefined ? telemetry.maxBytes : 0;
