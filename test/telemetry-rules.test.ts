@@ -241,6 +241,23 @@ describe('telemetry-error-ignored', () => {
     ]);
   });
 
+  it('a push 2 s after THROTTLING_QUOTA_EXCEEDED with a 20 s interval: telemetry-error-ignored only, and telemetry-push-too-soon says why', async () => {
+    const s = new Scenario();
+    const t = new TelemetryClient(s);
+    t.subscribe({ pushIntervalMs: 20_000 });
+    s.wait(20);
+    await t.push({}, 89);
+    s.wait(2);
+    await t.push();
+    expect(await judged(s)).toEqual([
+      ['telemetry-error-ignored', 8, 'PushTelemetry 2000.2 ms after THROTTLING_QUOTA_EXCEEDED (89) to the push of frame 6; KIP-714 asks to wait PushIntervalMs (20000)'],
+    ]);
+    // The exemption is the rule's documented behaviour, not a source comment only.
+    const rule = TELEMETRY_RULES.find((r) => r.id === 'telemetry-push-too-soon')!;
+    expect(rule.explanation).toContain('A push after a THROTTLING_QUOTA_EXCEEDED or TELEMETRY_TOO_LARGE answer is not judged here');
+    expect(rule.explanation).toContain('reported once as telemetry-error-ignored');
+  });
+
   it('INVALID_REQUEST and INVALID_RECORD: any later push of the instance, even after a new subscription', async () => {
     for (const code of [42, 87]) {
       const s = new Scenario();
