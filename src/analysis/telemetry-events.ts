@@ -12,6 +12,7 @@ import { isZeroUuid, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
 import type { readPushMetrics } from '../telemetry/index.js';
 import type { ConnState } from './connection-state.js';
+import { requestOwner } from './owner.js';
 import type { TelemetryEvent, TelemetryPushEvent } from './types.js';
 
 type ReadPushMetrics = typeof readPushMetrics;
@@ -69,7 +70,8 @@ export class TelemetryCollector {
     if (b === null || r.header.apiKey !== API_KEY.PushTelemetry) return;
     const h = r.header;
     const bodyId = nonZero(uuid(b, 'ClientInstanceId'));
-    const id = h.clientInstanceId ?? bodyId;
+    // The request's owner (owner.ts: a header v3 request after the first belongs to the connection's ID).
+    const id = requestOwner(h.clientInstanceId, s.connectionId) ?? bodyId;
     const metricsBytes = r.metricsBytes;
     const event: TelemetryPushEvent = {
       kind: 'push',
@@ -100,7 +102,7 @@ export class TelemetryCollector {
     if (q.header.apiKey !== API_KEY.GetTelemetrySubscriptions || b === null) return;
     const bodyId = nonZero(uuid(q.body, 'ClientInstanceId'));
     const assigned = nonZero(uuid(b, 'ClientInstanceId'));
-    const id = q.header.clientInstanceId ?? bodyId ?? assigned;
+    const id = requestOwner(q.header.clientInstanceId, s.connectionId) ?? bodyId ?? assigned;
     this.keep({
       kind: 'subscription',
       ...this.base(s, q, id === null ? s.telemetryId : uuidToBase64(id)),
