@@ -334,6 +334,7 @@ describe('kcid requests', () => {
       correlationId: 1,
       clientId: 'orders-service',
       clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ',
+      headerClientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ',
       otherTags: [],
       responseFrame: 5,
       errorCode: 0,
