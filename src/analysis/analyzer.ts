@@ -11,6 +11,7 @@ import { uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
 import type { ConnState } from './connection-state.js';
 import { LatencyKeeper } from './latency.js';
+import type { LiveChecks } from './live-checks.js';
 import { CONNECTION_RULES } from './rules/index.js';
 import type { ConnectionRule, RuleHit, StreamRule } from './rules/rule.js';
 import { captureGap, malformedBody, removedApiVersion, streamDesync, tlsAlert, tlsOnKafkaPort, tlsRecordAuthFailed, tlsRecordUnreadable, unknownApiKey } from './rules/stream-rules.js';
@@ -88,6 +89,8 @@ export class CaptureAnalyzer extends ConnectionTracker {
     private readonly observer: RequestObserver = {},
     private readonly maxSummaries = DEFAULT_MAX_SUMMARIES,
     telemetry: TelemetryDecoding = { collect: false, decode: 'none', maxBytes: DEFAULT_MAX_TELEMETRY_BYTES, read: null, load: null },
+    /** Follow mode: the checks across connections, told when a connection shows its header ID. */
+    private readonly live: LiveChecks | null = null,
   ) {
     super(input);
     this.telemetry = new TelemetryCollector(input, telemetry);
@@ -99,7 +102,9 @@ export class CaptureAnalyzer extends ConnectionTracker {
     this.judging(s, r);
     const { fns, reports } = this.onRequest;
     for (let i = 0; i < fns.length; i++) fns[i]!(s, r, reports[i]!);
+    const known = s.connectionId !== null;
     s.fold(r, true);
+    if (this.live !== null && !known && s.connectionId !== null) this.live.connection(s);
     if (this.telemetryOn && r.header.apiKey === API_KEY.PushTelemetry) this.telemetry.request(s, r);
     this.observer.request?.(s, r);
   }

@@ -32,6 +32,8 @@ export interface TelemetryDecoding {
   read: ReadPushMetrics | null;
   /** Loads the decoder ('lazy'). */
   load: (() => Promise<ReadPushMetrics>) | null;
+  /** Told of each kept event once it is complete: answered (or never to be) and its metrics decoded (follow mode's live checks). */
+  onComplete?: (e: TelemetryEvent) => void;
 }
 
 /** Metrics bytes of pushes kept while the decoder loads (it loads within a chunk of input; this only bounds the wait). */
@@ -139,8 +141,21 @@ export class TelemetryCollector {
   }
 
   private keep(event: TelemetryEvent): void {
-    if (this.events.length < MAX_TELEMETRY_EVENTS) this.events.push(event);
-    else this.dropped++;
+    if (this.events.length < MAX_TELEMETRY_EVENTS) {
+      this.events.push(event);
+      this.complete(event);
+    } else this.dropped++;
+  }
+
+  /** Events kept while the decoder loads, told to onComplete once their pushes are decoded. */
+  private held: TelemetryEvent[] = [];
+
+  /** Tells onComplete of a kept event, once no push of it still waits for the decoder. */
+  private complete(event: TelemetryEvent): void {
+    const onComplete = this.decoding.onComplete;
+    if (onComplete === undefined) return;
+    if (this.read === null && this.loading !== null) this.held.push(event);
+    else onComplete(event);
   }
 
   private base(s: ConnState, r: KafkaRequest, instanceId: string | null) {
@@ -172,6 +187,9 @@ export class TelemetryCollector {
       for (const w of this.waiting) this.apply(w.event, read(w.event.compressionType, w.blob, w.frame, this.decoding.maxBytes, this.view));
       this.waiting = [];
       this.waitingBytes = 0;
+      const held = this.held;
+      this.held = [];
+      for (const e of held) this.decoding.onComplete?.(e);
     });
     const blob = r.metricsBlob;
     if (blob !== null && this.waitingBytes + blob.length > MAX_WAITING_BYTES) {
