@@ -131,6 +131,10 @@ describe('request header v3 (--kip-1313 accepted): the ID on the first request o
       [ID_B_B64, '10.0.0.1', 'orders', [['subscription', 9], ['push', 13], ['push', 17]]],
     ]);
     expect(report.findings.map((f) => f.rule)).toEqual([]);
+    expect(report.instances.map((i) => [i.clientInstanceId, i.connections.length])).toEqual([
+      [ID_A_B64, 1],
+      [ID_B_B64, 1],
+    ]);
   });
 
   it('the voting revision judges the same traffic by header v2 (tag 0 missing on each push), still one conversation per ID', async () => {
