@@ -133,7 +133,7 @@ describe('writeIsoMicros', () => {
 describe('latencyMs in NDJSON rows', () => {
   const ROW: RequestRow = {
     frame: 1, time: '', client: '10.0.0.1:1', broker: '10.0.0.2:9092', apiKey: 18, apiName: 'ApiVersions', apiVersion: 3, headerVersion: 2,
-    correlationId: 1, clientId: null, clientInstanceId: null, otherTags: [], responseFrame: 2, errorCode: 0, errorName: 'NONE (0)',
+    correlationId: 1, clientId: null, clientInstanceId: null, headerClientInstanceId: null, otherTags: [], responseFrame: 2, errorCode: 0, errorName: 'NONE (0)',
     latencyMs: 0, input: 0, requestCaptured: true, timeUs: 1_796_092_449_268_335,
   };
   it('is written as JSON.stringify writes the number, for whole µs and anything else', () => {

@@ -335,6 +335,7 @@ describe('kcid requests', () => {
       correlationId: 1,
       clientId: 'orders-service',
       clientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ',
+      headerClientInstanceId: 'PyUE4E-JQdOaDAMF6CwzAQ',
       otherTags: [],
       responseFrame: 5,
       errorCode: 0,

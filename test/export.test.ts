@@ -175,6 +175,7 @@ describe('types', () => {
       'client_id VARCHAR',
       'client_instance_id VARCHAR',
       'client_instance_uuid BLOB',
+      'header_client_instance_id VARCHAR',
       'other_tags STRUCT(tag INTEGER, size INTEGER)[]',
       'response_frame BIGINT',
       'error_code SMALLINT',
@@ -227,7 +228,7 @@ describe('--format parquet', () => {
              case when client_ip like '%:%' then '[' || client_ip || ']' else client_ip end || ':' || client_port as client,
              case when broker_ip like '%:%' then '[' || broker_ip || ']' else broker_ip end || ':' || broker_port as broker,
              api_key as apiKey, api_name as apiName, api_version as apiVersion, header_version as headerVersion,
-             correlation_id as correlationId, client_id as clientId, client_instance_id as clientInstanceId, other_tags as otherTags,
+             correlation_id as correlationId, client_id as clientId, client_instance_id as clientInstanceId, header_client_instance_id as headerClientInstanceId, other_tags as otherTags,
              response_frame::integer as responseFrame, error_code as errorCode, latency_ms as latencyMs, input, capture, input_file
         from '${out}'`);
     // NDJSON counts inputs from 1 (as the tables) and names error codes; the Parquet table keeps 0-based inputs and codes only.

@@ -63,9 +63,13 @@ describe('analyze - --follow', () => {
     const firstSeen = live.seenAt.findIndex((n) => n > 0);
     expect(firstSeen).toBeGreaterThan(0);
     expect(firstSeen).toBeLessThan(live.seenAt.length - 3);
+    // In capture order, the findings across connections too (the telemetry rules, instance-id-multiple-*):
+    // each is printed when its evidence is complete, not at the end of input.
     expect(live.lines[0]).toBe(
-      '2025-12-01T00:00:00.004Z  error  client-id-after-first  frame 42  10.2.0.24:43001 -> 10.1.0.12:9092  Metadata v12 corr 2  ClientId "payments-api" sent on a request other than the first of the connection',
+      '2025-12-01T00:00:00.001Z  warning  telemetry-push-too-soon  frame 17  10.2.0.21:40001 -> 10.1.0.11:9092  PushTelemetry v1 corr 4  PushTelemetry 0.8 ms after the subscription was answered (frame 9); PushIntervalMs is 30000 (the first push may come from half of it); the broker answered NONE (0)',
     );
+    const frames = live.lines.filter((l) => /^2025-12-01T[\d:.]+Z  (error|warning|info)  /.test(l)).map((l) => Number(/ frame (\d+) /.exec(l)![1]));
+    expect(frames).toEqual([...frames].sort((a, b) => a - b));
     expect(live.lines).toContain('1 capture, 116 packets, 11 Kafka connections (port 9092), 27 requests, 9 client instances: 15 errors, 5 warnings, 2 notes');
     expect(live.lines.filter((l) => /^2025-12-01T[\d:.]+Z  (error|warning|info)  /.test(l))).toHaveLength(22);
   });
@@ -74,7 +78,7 @@ describe('analyze - --follow', () => {
     const live = await follow(['analyze', '-', '--follow', '--format', 'ndjson'], MIX_BYTES, 4096, 10);
     const objects = live.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(objects).toHaveLength(23);
-    expect(objects[0]).toMatchObject({ rule: 'client-id-after-first', frame: 42 });
+    expect(objects[0]).toMatchObject({ rule: 'telemetry-push-too-soon', frame: 17 });
     expect(objects.at(-1)).toEqual({
       summary: { connections: 11, requests: 27, responses: 25, instances: 9, findings: { error: 15, warning: 5, info: 2 } },
     });
@@ -84,7 +88,8 @@ describe('analyze - --follow', () => {
     // Stop after the payments-api violations (frame 45 ends near byte 6,000).
     const live = await follow(['analyze', '-', '--follow'], MIX_BYTES, 1500, 30, 7500);
     expect(live.code).toBe(1);
-    expect(live.lines[0]).toMatch(/^2025-12-01T00:00:00\.004Z {2}error {2}client-id-after-first {2}frame 42 /);
+    expect(live.lines[0]).toMatch(/^2025-12-01T00:00:00\.001Z {2}warning {2}telemetry-push-too-soon {2}frame 17 /);
+    expect(live.lines.some((l) => / client-id-after-first {2}frame 42 /.test(l))).toBe(true);
     expect(live.lines.some((l) => /^1 capture, \d+ packets, /.test(l))).toBe(true);
   });
 

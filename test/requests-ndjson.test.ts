@@ -68,6 +68,8 @@ const ROW: RequestRow = {
   correlationId: 3,
   clientId: 'kcid-producer',
   clientInstanceId: 'ASNFZ4mrze8BI0VniavN7w',
+  // Header v1 has no tagged fields: the ID is the connection's.
+  headerClientInstanceId: null,
   otherTags: [],
   responseFrame: 5,
   errorCode: 0,
@@ -82,7 +84,7 @@ describe('requestNdjson', () => {
   it('writes a row with its keys in order, input counted from 1 and no timeUs', () => {
     expect(requestNdjson(ROW)).toBe(
       '{"frame":4,"time":"2026-12-01T02:34:09.268335Z","client":"[2001:db8::1]:45988","broker":"10.0.0.2:9092","apiKey":0,"apiName":"Produce",' +
-        '"apiVersion":7,"headerVersion":1,"correlationId":3,"clientId":"kcid-producer","clientInstanceId":"ASNFZ4mrze8BI0VniavN7w","otherTags":[],' +
+        '"apiVersion":7,"headerVersion":1,"correlationId":3,"clientId":"kcid-producer","clientInstanceId":"ASNFZ4mrze8BI0VniavN7w","headerClientInstanceId":null,"otherTags":[],' +
         '"responseFrame":5,"errorCode":0,"errorName":"NONE (0)","latencyMs":0.043,"input":1,"requestCaptured":true}\n',
     );
   });

@@ -11,7 +11,7 @@ import { TELEMETRY_RULES } from '../src/analysis/rules/index.js';
 import { Scenario } from './builder/scenario.js';
 import { tmpFile } from './builder/capture.js';
 import { pushTelemetryRequestBody, pushTelemetryResponseBody } from './builder/kafka.js';
-import { analyzeFiles, ID_A, ID_A_B64, runKcid } from './helpers.js';
+import { analyzeFiles, ID_A, ID_A_B64, ID_B, ID_B_B64, runKcid } from './helpers.js';
 import { compress, encodeMetrics, sampleMetrics } from './telemetry/otlp.js';
 import { TelemetryClient } from './telemetry/client.js';
 
@@ -100,6 +100,52 @@ describe('a KIP-714 client that follows the conversation', () => {
     // Apart, broker 2 alone sees a push without a subscription.
     const alone = JSON.parse((await runKcid(['merge', parts[1]!, '--format', 'json'])).stdout) as { findings: { rule: string }[] };
     expect(alone.findings.map((f) => f.rule)).toEqual(['telemetry-push-without-subscription']);
+  });
+});
+
+describe('request header v3 (--kip-1313 accepted): the ID on the first request only', () => {
+  /** Two v3 clients on one host with one ClientId, each subscribing then pushing every second, half a second apart. */
+  async function twoV3Clients(): Promise<Scenario> {
+    const s = new Scenario();
+    const a = new TelemetryClient(s, '10.0.0.2:9092', '10.0.0.1:50000', ID_A, true);
+    const b = new TelemetryClient(s, '10.0.0.2:9092', '10.0.0.1:50001', ID_B, true);
+    a.subscribe();
+    s.wait(0.5);
+    b.subscribe({ subscriptionId: 8 });
+    s.wait(0.5);
+    await a.push();
+    s.wait(0.5);
+    await b.push({ subscriptionId: 8 });
+    s.wait(0.5);
+    await a.push();
+    s.wait(0.5);
+    await b.push({ subscriptionId: 8 });
+    return s;
+  }
+
+  it("every telemetry request belongs to its connection's ID, and two instances are two conversations", async () => {
+    const file = (await twoV3Clients()).file();
+    const report = await analyzeFiles([file], { kip1313: 'accepted', decodeTelemetry: true });
+    expect(report.telemetry.map((c) => [c.instanceId, c.clientIp, c.clientId, c.events.map((e) => [e.kind, e.frame])])).toEqual([
+      [ID_A_B64, '10.0.0.1', 'orders', [['subscription', 7], ['push', 11], ['push', 15]]],
+      [ID_B_B64, '10.0.0.1', 'orders', [['subscription', 9], ['push', 13], ['push', 17]]],
+    ]);
+    expect(report.findings.map((f) => f.rule)).toEqual([]);
+    expect(report.instances.map((i) => [i.clientInstanceId, i.connections.length])).toEqual([
+      [ID_A_B64, 1],
+      [ID_B_B64, 1],
+    ]);
+  });
+
+  it('the voting revision judges the same traffic by header v2 (tag 0 missing on each push), still one conversation per ID', async () => {
+    const file = (await twoV3Clients()).file();
+    const report = await analyzeFiles([file], { decodeTelemetry: true });
+    expect(report.telemetry.map((c) => c.instanceId)).toEqual([ID_A_B64, ID_B_B64]);
+    const missing = (id: string) => [
+      ['client-instance-id-missing', id],
+      ['telemetry-v1-without-instance-id', id],
+    ];
+    expect(report.findings.map((f) => [f.rule, f.clientInstanceId])).toEqual([...missing(ID_A_B64), ...missing(ID_B_B64), ...missing(ID_A_B64), ...missing(ID_B_B64)]);
   });
 });
 
@@ -239,6 +285,23 @@ describe('telemetry-error-ignored', () => {
     expect(await judged(s)).toEqual([
       ['telemetry-error-ignored', 8, 'PushTelemetry 200.2 ms after THROTTLING_QUOTA_EXCEEDED (89) to the push of frame 6; KIP-714 asks to wait PushIntervalMs (1000)'],
     ]);
+  });
+
+  it('a push 2 s after THROTTLING_QUOTA_EXCEEDED with a 20 s interval: telemetry-error-ignored only, and telemetry-push-too-soon says why', async () => {
+    const s = new Scenario();
+    const t = new TelemetryClient(s);
+    t.subscribe({ pushIntervalMs: 20_000 });
+    s.wait(20);
+    await t.push({}, 89);
+    s.wait(2);
+    await t.push();
+    expect(await judged(s)).toEqual([
+      ['telemetry-error-ignored', 8, 'PushTelemetry 2000.2 ms after THROTTLING_QUOTA_EXCEEDED (89) to the push of frame 6; KIP-714 asks to wait PushIntervalMs (20000)'],
+    ]);
+    // The exemption is the rule's documented behaviour, not a source comment only.
+    const rule = TELEMETRY_RULES.find((r) => r.id === 'telemetry-push-too-soon')!;
+    expect(rule.explanation).toContain('A push after a THROTTLING_QUOTA_EXCEEDED or TELEMETRY_TOO_LARGE answer is not judged here');
+    expect(rule.explanation).toContain('reported once as telemetry-error-ignored');
   });
 
   it('INVALID_REQUEST and INVALID_RECORD: any later push of the instance, even after a new subscription', async () => {

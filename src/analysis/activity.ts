@@ -12,8 +12,9 @@
  */
 import type { KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { toMicros } from '../base/time.js';
-import type { RequestObserver } from './analyzer.js';
 import type { ConnState } from './connection-state.js';
+import type { RequestObserver } from './observer.js';
+import type { InputActivity, Tick } from './types.js';
 import { latencyBucket } from './latency.js';
 
 /** Buckets per broker at most: the bucket doubles in width when the capture outgrows them. */
@@ -27,24 +28,8 @@ export const MAX_TICKS_PER_CONNECTION = 200;
 export const MAX_BROKERS = 1000;
 export const OTHER_BROKERS = 'other brokers';
 
-/**
- * One request drawn as a tick: [connection id, frame, time µs, apiKey, apiVersion, correlationId,
- * errorCode (null when unanswered or not decoded), latency µs (null when unanswered)].
- */
-export type Tick = [number, number, number, number, number, number, number | null, number | null];
-
-export interface InputActivity {
-  /** Bucket b of width bucketUs covers [b * bucketUs, (b + 1) * bucketUs) µs since the epoch. */
-  bucketUs: number;
-  /** [broker, [bucket, requests, errors, bucket, requests, errors, ...] ascending by bucket], ascending by broker. */
-  brokers: [string, number[]][];
-  /** [apiKey, flattened latency histogram (latency.ts)], ascending by key. */
-  latency: [number, number[]][];
-  /** In request order. */
-  ticks: Tick[];
-  /** Requests counted in the buckets but not kept as ticks. */
-  ticksNotKept: number;
-}
+// The plain data an input's activity is (types.ts: a summary carries it).
+export type { InputActivity, Tick } from './types.js';
 
 interface Counts {
   requests: number;

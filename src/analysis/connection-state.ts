@@ -1,20 +1,22 @@
 /**
  * What kcid remembers about one live Kafka connection. Small and bounded: counters, the IDs it
- * has seen, and a few deferred candidates; never the requests themselves.
+ * has seen, and a few deferred candidates; never the requests themselves. The connection rules see
+ * it as a {@link RuleConnection} (rules/rule.ts), the part of it they read and keep.
  */
-import type { KafkaConnection, KafkaRequest } from '../kafka/events.js';
+import type { KafkaConnection, KafkaRequest, KafkaResponse } from '../kafka/events.js';
 import { EMPTY_LIST } from '../base/lists.js';
 import { formatEndpoint } from '../net/address.js';
-import { API_KEY } from '../kafka/protocol.js';
+import { API_KEY, protocol } from '../kafka/protocol.js';
+import { str, uuid } from '../kafka/fields.js';
+import { isZeroUuid, uuidEquals, uuidToBase64 } from '../kafka/uuid.js';
+import { toMicros } from '../base/time.js';
+import { sameSoftware, withDistinct } from './distinct.js';
 import type { SoftwareId } from './types.js';
 import type { LatencyState } from './latency.js';
+import type { RuleConnection } from './rules/rule.js';
 
-/** Distinct values kept per connection for lists such as ClientIds (a hostile client could send millions). */
-export const MAX_DISTINCT_VALUES = 16;
-/** client-id-after-first candidates kept while waiting to learn whether the connection sends tag 0. */
-export const MAX_DEFERRED = 16;
 
-export class ConnState implements LatencyState {
+export class ConnState implements LatencyState, RuleConnection {
   readonly client: string;
   readonly broker: string;
   requests = 0;
@@ -121,31 +123,62 @@ export class ConnState implements LatencyState {
     for (let i = 0; i < a.length; i += 2) if (a[i] === apiKey) return a[i + 1]!;
     return 0;
   }
-}
 
-/**
- * Is this the connection's first request? The first one, or an ApiVersions retried after UNSUPPORTED_VERSION
- * (KIP-511: the client is still negotiating, so the retry is part of the first request).
- */
-export function isFirstRequest(s: ConnState, r: KafkaRequest): boolean {
-  return s.requests === 0 || (r.header.apiKey === API_KEY.ApiVersions && s.apiVersionsRetryAllowed);
-}
+  /**
+   * Fold a request into the connection state, after the rules have seen the state before it
+   * (`countApis`: count it per API, for the summary a run that does not judge does not make).
+   */
+  fold(r: KafkaRequest, countApis: boolean): void {
+    const h = r.header;
+    // The ClientId that names a connection is its first request's (the broker keeps it in the
+    // connection context); when the capture missed the start, the first one seen.
+    if (h.clientId !== null && this.clientIds.length === 0 && (this.requests === 0 || !this.conn.startSeen)) this.clientIds = [h.clientId];
+    if (this.requests === 0) {
+      this.firstRequestFrame = r.frame;
+      this.firstRequestUs = toMicros(r.tsSec, r.tsNsec);
+      // First and last seen are about Kafka traffic: the first request, the last request or response.
+      this.firstUs = this.firstRequestUs;
+    }
+    this.requests++;
+    this.lastUs = toMicros(r.tsSec, r.tsNsec);
+    if (countApis) this.countApi(h.apiKey);
+    this.apiVersionsRetryAllowed = false;
+    const id = h.clientInstanceId;
+    if (id !== null) {
+      this.sawTag0 = true;
+      if (this.connectionId === null) this.connectionId = id;
+      if (this.lastHeaderId === null || !uuidEquals(this.lastHeaderId, id)) {
+        this.lastHeaderIdText = uuidToBase64(id);
+        this.headerIds = withDistinct(this.headerIds, this.lastHeaderIdText);
+      }
+      this.lastHeaderId = id;
+    }
+    const b = r.body;
+    if (b === null) return;
+    const key = h.apiKey;
+    if (key === API_KEY.ApiVersions) {
+      const name = str(b, 'ClientSoftwareName') ?? null;
+      const version = str(b, 'ClientSoftwareVersion') ?? null;
+      if (name !== null || version !== null) this.software = withDistinct(this.software, { name: name ?? '', version: version ?? '' }, sameSoftware);
+    }
+    // A legacy client's own telemetry ID, sent in the body of a telemetry version that has one (KIP-714).
+    if ((key === API_KEY.GetTelemetrySubscriptions || key === API_KEY.PushTelemetry) && id === null && this.telemetryId === null) {
+      const bodyId = uuid(b, 'ClientInstanceId');
+      if (bodyId != null && !isZeroUuid(bodyId)) this.telemetryId = uuidToBase64(bodyId);
+    }
+  }
 
-/** The same software name and version (a client sends them in ApiVersions). */
-export const sameSoftware = (a: SoftwareId, b: SoftwareId): boolean => a.name === b.name && a.version === b.version;
-
-/**
- * `list` with `value` added unless already there or the list is full (MAX_DISTINCT_VALUES): the
- * same array, or a new one-element array when `list` is empty (possibly the shared empty one).
- */
-export function withDistinct<T>(list: T[], value: T, same: (a: T, b: T) => boolean = Object.is): T[] {
-  if (list.length === 0) return [value];
-  addDistinct(list, value, same);
-  return list;
-}
-
-export function addDistinct<T>(list: T[], value: T, same: (a: T, b: T) => boolean = Object.is): void {
-  if (list.length >= MAX_DISTINCT_VALUES) return;
-  for (const v of list) if (same(v, value)) return;
-  list.push(value);
+  /** Learn from a response what its request's connection now allows or is (after the rules saw it). */
+  learnFromResponse(q: KafkaRequest, r: KafkaResponse): void {
+    // KIP-511: a client retries ApiVersions with a lower version after UNSUPPORTED_VERSION; while it is
+    // still negotiating, the retry is part of the connection's first request.
+    if (q.header.apiKey === API_KEY.ApiVersions && r.errorCode !== null && r.errorCode === protocol().errorCode('UNSUPPORTED_VERSION') && this.apis.length === 2 && this.apis[0] === API_KEY.ApiVersions) {
+      this.apiVersionsRetryAllowed = true;
+    }
+    // KIP-714: the broker assigns a telemetry ID to a client that asked with a zero body ID.
+    if (q.header.apiKey === API_KEY.GetTelemetrySubscriptions && q.header.clientInstanceId === null && this.telemetryId === null) {
+      const assigned = uuid(r.body, 'ClientInstanceId');
+      if (assigned != null && !isZeroUuid(assigned)) this.telemetryId = uuidToBase64(assigned);
+    }
+  }
 }

@@ -12,7 +12,7 @@
  *    ClientId too, so unrelated clients that all send zero are not one instance.
  */
 import { parseUuid, uuidToBase64, uuidToHex, ZERO_UUID } from '../kafka/uuid.js';
-import { addDistinct, sameSoftware } from './connection-state.js';
+import { addDistinct, sameSoftware } from './distinct.js';
 import { connectionOwner } from './owner.js';
 import type { ConnectionSummary, SoftwareId } from './types.js';
 

@@ -5,8 +5,7 @@
 import { groupInstances, type InstanceModel } from './instances.js';
 import { REPORT_RULES, ruleById, TELEMETRY_RULES } from './rules/index.js';
 import { telemetryConversations, type TelemetryConversation } from './telemetry-conversations.js';
-import { makeFinding } from './finding.js';
-import { API_KEY } from '../kafka/protocol.js';
+import { instanceFinding, telemetryFinding } from './cross-findings.js';
 import { SEVERITIES, type CaptureSummary, type ConnectionSummary, type Finding, type Severity } from './types.js';
 
 
@@ -51,44 +50,11 @@ export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): 
   const instances = groupInstances(connections.filter((c) => c.requests > 0 || c.tls !== undefined));
   const findings: Finding[] = [...summary.findings];
   for (const instance of instances) {
-    for (const rule of REPORT_RULES) {
-      rule.check(instance, (hit) => {
-        const c = instance.connections[hit.connection]!;
-        findings.push(makeFinding(rule, hit.message, {
-          frame: c.firstRequestFrame ?? c.firstFrame,
-          timeUs: c.firstRequestUs ?? c.firstUs,
-          client: c.client,
-          broker: c.broker,
-          apiKey: null,
-          apiVersion: null,
-          correlationId: null,
-          clientInstanceId: instance.clientInstanceId,
-          input: c.input,
-        }));
-      });
-    }
+    for (const rule of REPORT_RULES) rule.check(instance, (hit) => findings.push(instanceFinding(rule, instance, hit)));
   }
   const telemetry = telemetryConversations(summary.telemetry ?? []);
   for (const c of telemetry) {
-    for (const rule of TELEMETRY_RULES) {
-      rule.check(c, (hit) => {
-        const e = hit.event;
-        findings.push({
-          rule: rule.id,
-          severity: rule.severity,
-          message: hit.message,
-          frame: e.frame,
-          timeUs: e.timeUs,
-          client: e.client,
-          broker: e.broker,
-          apiKey: e.kind === 'push' ? API_KEY.PushTelemetry : API_KEY.GetTelemetrySubscriptions,
-          apiVersion: e.apiVersion,
-          correlationId: e.correlationId,
-          clientInstanceId: e.instanceId,
-          input: e.input,
-        });
-      });
-    }
+    for (const rule of TELEMETRY_RULES) rule.check(c, (hit) => findings.push(telemetryFinding(rule, hit)));
   }
   const applied = applySeverities(findings, opts.severities);
   applied.sort(compareFindings);

@@ -10,7 +10,10 @@ import { decodeTcp } from '../net/decode.js';
 import { newNetStats, type TcpSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import { ActivityCollector } from './activity.js';
-import { CaptureAnalyzer, type FindingSink, type RequestObserver } from './analyzer.js';
+import { CaptureAnalyzer } from './analyzer.js';
+import type { FindingSink, RequestObserver } from './observer.js';
+import { RequestWatcher } from './tracker.js';
+import type { LiveChecks } from './live-checks.js';
 import type { TelemetryDecoding } from './telemetry-events.js';
 import { compareConnections } from './report.js';
 import { makeFinding } from './finding.js';
@@ -49,9 +52,14 @@ export interface AnalyzeOptions {
   maxBodyBytes?: number;
   /**
    * False: the requests are only shown (kcid requests): no rule is run and no connection summarised,
-   * so the result lists no connections or findings (CaptureAnalyzer's `judge`).
+   * so the result lists no connections or findings (a RequestWatcher listens, not a CaptureAnalyzer).
    */
   judge?: boolean;
+  /**
+   * Follow mode: the checks across connections run as their evidence comes, their findings told to
+   * this LiveChecks' sink when first shown (the result's report judges them again: LiveChecks.shown).
+   */
+  live?: LiveChecks;
   /** With maxBodyBytes: each body decoded into a value (the default), or written as JSON (KafkaOptions.bodyForm). */
   bodyForm?: 'value' | 'json';
   /** Collect traffic over time for the page (see activity.ts): `--format html` and `summary-json`. */
@@ -137,15 +145,18 @@ export async function analyzeInput(
   const mode = opts.decodeTelemetry === true ? 'all' : (opts.telemetry ?? 'rules');
   // protobufjs and the decompressors are evaluated only when pushes are decoded: up front when an
   // output shows them, else at the first push.
-  const read = mode === 'all' ? (await import('../telemetry/index.js')).readPushMetrics : null;
+  // Follow mode loads it up front too: a push's findings are printed once it is decoded, and a decoder
+  // loading meanwhile would hold them back until the input pauses.
+  const read = mode === 'all' || (opts.live !== undefined && mode !== 'off') ? (await import('../telemetry/index.js')).readPushMetrics : null;
   const telemetry: TelemetryDecoding = {
     collect: mode !== 'off',
     decode: mode === 'all' ? 'all' : mode === 'rules' ? 'lazy' : 'none',
     maxBytes: opts.maxTelemetryBytes ?? DEFAULT_MAX_TELEMETRY_BYTES,
     read,
     load: async () => (await import('../telemetry/index.js')).readPushMetrics,
+    ...(opts.live === undefined ? {} : { onComplete: (e: TelemetryEvent) => opts.live!.telemetry(e) }),
   };
-  const analyzer = new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry, opts.judge ?? true);
+  const analyzer = opts.judge ?? true ? new CaptureAnalyzer(inputIndex, keep, observer, opts.maxSummaries, telemetry, opts.live ?? null) : new RequestWatcher(inputIndex, observer ?? {}, telemetry);
   // PushTelemetry frames are kept whole (up to the bound) when their metrics are decoded: for the
   // telemetry rules and outputs, or for kcid requests --bodies, whose rows show them.
   const keepTelemetryBytes = (telemetry.collect && telemetry.decode !== 'none') || opts.maxBodyBytes !== undefined ? telemetry.maxBytes : 0;

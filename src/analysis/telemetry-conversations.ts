@@ -30,13 +30,22 @@ export interface TelemetryConversation {
   pushes: PushContext[];
 }
 
-const compareEvents = (a: TelemetryEvent, b: TelemetryEvent): number => a.timeUs - b.timeUs || a.input - b.input || a.frame - b.frame;
+export const compareEvents = (a: TelemetryEvent, b: TelemetryEvent): number => a.timeUs - b.timeUs || a.input - b.input || a.frame - b.frame;
+
+/** Which conversation an event belongs to: its instance ID, host and ClientId. */
+export const conversationKey = (e: TelemetryEvent): string => `${e.instanceId ?? ''}\u0000${e.clientIp}\u0000${e.clientId ?? ''}`;
+
+/** The conversation of `events` (one key's, sorted by {@link compareEvents}). */
+export function conversationOf(events: TelemetryEvent[]): TelemetryConversation {
+  const e = events[0]!;
+  return { instanceId: e.instanceId, clientIp: e.clientIp, clientId: e.clientId, events, pushes: contexts(events) };
+}
 
 /** Conversations in order of their first event. */
 export function telemetryConversations(events: readonly TelemetryEvent[]): TelemetryConversation[] {
   const byKey = new Map<string, TelemetryConversation>();
   for (const e of [...events].sort(compareEvents)) {
-    const key = `${e.instanceId ?? ''}\u0000${e.clientIp}\u0000${e.clientId ?? ''}`;
+    const key = conversationKey(e);
     let c = byKey.get(key);
     if (c === undefined) byKey.set(key, (c = { instanceId: e.instanceId, clientIp: e.clientIp, clientId: e.clientId, events: [], pushes: [] }));
     c.events.push(e);

@@ -12,6 +12,7 @@ import { isZeroUuid, uuidToBase64 } from '../kafka/uuid.js';
 import { toMicros } from '../base/time.js';
 import type { readPushMetrics } from '../telemetry/index.js';
 import type { ConnState } from './connection-state.js';
+import { requestOwner } from './owner.js';
 import type { TelemetryEvent, TelemetryPushEvent } from './types.js';
 
 type ReadPushMetrics = typeof readPushMetrics;
@@ -31,6 +32,8 @@ export interface TelemetryDecoding {
   read: ReadPushMetrics | null;
   /** Loads the decoder ('lazy'). */
   load: (() => Promise<ReadPushMetrics>) | null;
+  /** Told of each kept event once it is complete: answered (or never to be) and its metrics decoded (follow mode's live checks). */
+  onComplete?: (e: TelemetryEvent) => void;
 }
 
 /** Metrics bytes of pushes kept while the decoder loads (it loads within a chunk of input; this only bounds the wait). */
@@ -69,7 +72,8 @@ export class TelemetryCollector {
     if (b === null || r.header.apiKey !== API_KEY.PushTelemetry) return;
     const h = r.header;
     const bodyId = nonZero(uuid(b, 'ClientInstanceId'));
-    const id = h.clientInstanceId ?? bodyId;
+    // The request's owner (owner.ts: a header v3 request after the first belongs to the connection's ID).
+    const id = requestOwner(h.clientInstanceId, s.connectionId) ?? bodyId;
     const metricsBytes = r.metricsBytes;
     const event: TelemetryPushEvent = {
       kind: 'push',
@@ -100,7 +104,7 @@ export class TelemetryCollector {
     if (q.header.apiKey !== API_KEY.GetTelemetrySubscriptions || b === null) return;
     const bodyId = nonZero(uuid(q.body, 'ClientInstanceId'));
     const assigned = nonZero(uuid(b, 'ClientInstanceId'));
-    const id = q.header.clientInstanceId ?? bodyId ?? assigned;
+    const id = requestOwner(q.header.clientInstanceId, s.connectionId) ?? bodyId ?? assigned;
     this.keep({
       kind: 'subscription',
       ...this.base(s, q, id === null ? s.telemetryId : uuidToBase64(id)),
@@ -137,8 +141,21 @@ export class TelemetryCollector {
   }
 
   private keep(event: TelemetryEvent): void {
-    if (this.events.length < MAX_TELEMETRY_EVENTS) this.events.push(event);
-    else this.dropped++;
+    if (this.events.length < MAX_TELEMETRY_EVENTS) {
+      this.events.push(event);
+      this.complete(event);
+    } else this.dropped++;
+  }
+
+  /** Events kept while the decoder loads, told to onComplete once their pushes are decoded. */
+  private held: TelemetryEvent[] = [];
+
+  /** Tells onComplete of a kept event, once no push of it still waits for the decoder. */
+  private complete(event: TelemetryEvent): void {
+    const onComplete = this.decoding.onComplete;
+    if (onComplete === undefined) return;
+    if (this.read === null && this.loading !== null) this.held.push(event);
+    else onComplete(event);
   }
 
   private base(s: ConnState, r: KafkaRequest, instanceId: string | null) {
@@ -170,6 +187,9 @@ export class TelemetryCollector {
       for (const w of this.waiting) this.apply(w.event, read(w.event.compressionType, w.blob, w.frame, this.decoding.maxBytes, this.view));
       this.waiting = [];
       this.waitingBytes = 0;
+      const held = this.held;
+      this.held = [];
+      for (const e of held) this.decoding.onComplete?.(e);
     });
     const blob = r.metricsBlob;
     if (blob !== null && this.waitingBytes + blob.length > MAX_WAITING_BYTES) {

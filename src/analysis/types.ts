@@ -4,8 +4,6 @@
  * summaries of many captures (one per broker) merge by concatenation, and the rules that look
  * across connections run once on the merged whole.
  */
-import type { InputActivity } from './activity.js';
-
 import type { TlsInfo } from '../tls/types.js';
 
 export type Severity = 'error' | 'warning' | 'info';
@@ -200,3 +198,22 @@ export interface TelemetryPushEvent extends TelemetryEventBase {
 }
 
 export type TelemetryEvent = TelemetrySubscriptionEvent | TelemetryPushEvent;
+
+/**
+ * Traffic over time (activity.ts makes it). One request drawn as a tick: [connection id, frame, time µs, apiKey, apiVersion, correlationId,
+ * errorCode (null when unanswered or not decoded), latency µs (null when unanswered)].
+ */
+export type Tick = [number, number, number, number, number, number, number | null, number | null];
+
+export interface InputActivity {
+  /** Bucket b of width bucketUs covers [b * bucketUs, (b + 1) * bucketUs) µs since the epoch. */
+  bucketUs: number;
+  /** [broker, [bucket, requests, errors, bucket, requests, errors, ...] ascending by bucket], ascending by broker. */
+  brokers: [string, number[]][];
+  /** [apiKey, flattened latency histogram (latency.ts)], ascending by key. */
+  latency: [number, number[]][];
+  /** In request order. */
+  ticks: Tick[];
+  /** Requests counted in the buckets but not kept as ticks. */
+  ticksNotKept: number;
+}

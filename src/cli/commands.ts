@@ -19,6 +19,7 @@ import {
 import { pcapMagic } from '../capture/pcap.js';
 import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
+import { LiveChecks } from '../analysis/live-checks.js';
 import { REPORT_RULES, TELEMETRY_RULES, telemetryNeeds } from '../analysis/rules/index.js';
 import { analyzeInput, DEFAULT_KAFKA_PORTS, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
 import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
@@ -350,8 +351,9 @@ function findingLine(f: Finding, style: Style, clock: Clock): string {
 
 /**
  * `tcpdump -U -w - port 9092 | kcid analyze - --follow`: findings are printed as they are found
- * (one line each; one JSON object each with --format ndjson), then, at the end of input or on
- * Ctrl-C, the findings only the whole capture can show and the summary.
+ * (one line each; one JSON object each with --format ndjson), those across connections too, when
+ * their evidence is complete (live-checks.ts); then, at the end of input or on Ctrl-C, the
+ * findings only the whole capture can show and the summary.
  */
 async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, config: Config): Promise<number> {
   if (captures.length !== 1) throw new UsageError('--follow reads one input (use - for stdin)');
@@ -375,6 +377,9 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
     if (hasFilters(filters) && filterReport(single(shown), filters).findings.length === 0) return;
     out.write(o.format === 'ndjson' ? `${safeJson(findingJson(shown))}\n` : findingLine(shown, style, clock));
   };
+  // The checks across connections print each finding when its evidence is complete, not at the end.
+  const live = new LiveChecks(show);
+  opts.live = live;
   let result;
   try {
     result = await analyzeInput(captures[0]!, 0, opts, show, { captureStart: (us) => (startUs = us) });
@@ -385,7 +390,7 @@ async function followAnalyze(captures: string[], o: AnalyzeCliOptions, io: Io, c
   const report = reportFrom(summary, o, config);
   checkNotEmpty(report.connections.length > 0, o, filters);
   const crossRules = new Set([...REPORT_RULES, ...TELEMETRY_RULES].map((r) => r.id));
-  for (const f of report.findings) if (crossRules.has(f.rule)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style, clock));
+  for (const f of report.findings) if (crossRules.has(f.rule) && !live.shown(f)) out.write(o.format === 'ndjson' ? `${safeJson(findingJson(f))}\n` : findingLine(f, style, clock));
   if (o.format === 'ndjson') {
     out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings } } })}\n`);
   } else {

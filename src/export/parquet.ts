@@ -16,21 +16,11 @@ import { createExclusive, createTemp, openOutput, outputKind, renameInto } from 
 import type { KeyValue, SchemaElement } from 'hyparquet-writer';
 import { collectIfGrown } from './collect.js';
 import { encoder, type Encoder } from './encoder.js';
-import type { GroupColumn, GroupValues } from './encoder-protocol.js';
+import type { ColumnType, GroupColumn, GroupValues, Value } from './encoder-protocol.js';
 import { ExportError } from './errors.js';
 
-/**
- * What a column holds. int16 is Parquet INT32 annotated INT_16, as Kafka's int16 fields
- * (API keys, versions, error codes) are; timestamp is INT64 TIMESTAMP(MICROS, UTC); uuid is the
- * 16 bytes as a BYTE_ARRAY without annotation (plain binary: FIXED_LEN_BYTE_ARRAY annotated UUID
- * is refused by Spark's reader, and unannotated FIXED_LEN_BYTE_ARRAY by Spark before 4 and by
- * Athena's Iceberg tables; test/data/parquet-engine-types.json); strings is a LIST of strings;
- * tags is a LIST of (tag int32, size int32) structs.
- */
-export type ColumnType = 'bool' | 'int16' | 'int32' | 'int64' | 'double' | 'string' | 'timestamp' | 'uuid' | 'strings' | 'tags';
-
-/** A column's value as a getter returns it (null where the column is nullable). */
-export type Value = boolean | number | string | Uint8Array | readonly string[] | readonly { tag: number; size: number }[] | null;
+// The column types are the encoder protocol's (a leaf module, so encoder and writer import no circle).
+export type { ColumnType, Value } from './encoder-protocol.js';
 
 export interface Column<R> {
   name: string;

@@ -102,6 +102,8 @@ export const REQUESTS: Table<RequestRecord> = {
     { name: 'client_id', type: 'string', nullable: true, get: (r) => r.row.clientId },
     { name: 'client_instance_id', type: 'string', nullable: true, get: (r) => r.row.clientInstanceId },
     { name: 'client_instance_uuid', type: 'uuid', nullable: true, get: (r) => uuidOf(r.row.clientInstanceId) },
+    // What the header's tag 0 carried (null without one); client_instance_id is the request's owner.
+    { name: 'header_client_instance_id', type: 'string', nullable: true, get: (r) => r.row.headerClientInstanceId },
     // Nearly every row has none: one shared empty list, so a row group does not keep each row's.
     { name: 'other_tags', type: 'tags', nullable: false, get: (r) => (r.row.otherTags.length === 0 ? NO_TAGS : r.row.otherTags) },
     { name: 'response_frame', type: 'int64', nullable: true, get: (r) => r.row.responseFrame, distinct: true, statistics: false },

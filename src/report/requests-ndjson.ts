@@ -105,6 +105,7 @@ const HEADERVERSION = latin1Bytes(',"headerVersion":');
 const CORRELATIONID = latin1Bytes(',"correlationId":');
 const CLIENTID = latin1Bytes(',"clientId":');
 const CLIENTINSTANCEID = latin1Bytes(',"clientInstanceId":');
+const HEADERCLIENTINSTANCEID = latin1Bytes(',"headerClientInstanceId":');
 const OTHERTAGS = latin1Bytes(',"otherTags":');
 const NO_OTHER_TAGS = latin1Bytes(',"otherTags":[],"responseFrame":');
 const RESPONSEFRAME = latin1Bytes(',"responseFrame":');
@@ -286,6 +287,8 @@ export function writeRequestNdjson(out: ByteText, row: RequestRow, conn: TextSta
   writeJsonString(out, row.clientId);
   out.lit(CLIENTINSTANCEID);
   writeJsonString(out, row.clientInstanceId);
+  out.lit(HEADERCLIENTINSTANCEID);
+  writeJsonString(out, row.headerClientInstanceId);
   if (row.otherTags.length === 0) out.lit(NO_OTHER_TAGS);
   else {
     out.lit(OTHERTAGS);

@@ -38,7 +38,13 @@ export interface RequestRow {
   headerVersion: number | null;
   correlationId: number;
   clientId: string | null;
+  /**
+   * The client instance that owns the request (owner.ts): the ID its header carried, else the
+   * connection's (KIP-1313's connection context: its first header ID); null when neither is known.
+   */
   clientInstanceId: string | null;
+  /** What the request header's tag 0 carried: null when the header had no ClientInstanceId (or the request was not captured). */
+  headerClientInstanceId: string | null;
   otherTags: { tag: number; size: number }[];
   responseFrame: number | null;
   errorCode: number | null;
@@ -154,7 +160,8 @@ export class RequestRows implements RequestObserver {
         headerVersion: h.headerVersion,
         correlationId: h.correlationId,
         clientId: h.clientId,
-        clientInstanceId: h.clientInstanceId === null ? null : h.clientInstanceId === s.lastHeaderId ? s.lastHeaderIdText : uuidToBase64(h.clientInstanceId),
+        clientInstanceId: null,
+        headerClientInstanceId: h.clientInstanceId === null ? null : h.clientInstanceId === s.lastHeaderId ? s.lastHeaderIdText : uuidToBase64(h.clientInstanceId),
         otherTags: h.otherTags.length === 0 ? EMPTY_LIST : h.otherTags.map((t) => ({ tag: t.tag, size: t.size })),
         responseFrame: null,
         errorCode: null,
@@ -212,6 +219,7 @@ export class RequestRows implements RequestObserver {
       correlationId: r.correlationId,
       clientId: null,
       clientInstanceId: s.connectionId === null ? null : uuidToBase64(s.connectionId),
+      headerClientInstanceId: null,
       otherTags: [],
       responseFrame: r.frame,
       errorCode: null,
@@ -256,10 +264,15 @@ export class RequestRows implements RequestObserver {
 
   private write(p: Pending): void {
     if (!p.ready && p.request !== null) take(p.state, p.request); // written before its answer (too many waiting, or too long)
-    // A request whose header carries no ID belongs to the connection's (KIP-1313's connection context).
-    if (p.row.clientInstanceId === null && p.request !== null) {
-      const owner = requestOwner(p.request.header.clientInstanceId, p.state.connectionId);
-      if (owner !== null) p.row.clientInstanceId = uuidToBase64(owner);
+    // A request whose header carries no ID belongs to the connection's (KIP-1313's connection context),
+    // known by now if a later request of the connection showed it.
+    if (p.request !== null) {
+      const header = p.row.headerClientInstanceId;
+      if (header !== null) p.row.clientInstanceId = header;
+      else {
+        const owner = requestOwner(p.request.header.clientInstanceId, p.state.connectionId);
+        if (owner !== null) p.row.clientInstanceId = uuidToBase64(owner);
+      }
     }
     this.emit(p.row, p.state, p.us);
   }
@@ -303,6 +316,8 @@ interface Column {
   /** Narrowest a terminal may shorten it to (values cut with "…"), or its width when it is not shortened. */
   min: number;
   right?: boolean;
+  /** Always its width, however narrow the first rows' values (a mark may come in a later row). */
+  fixed?: true;
   cell(row: RequestRow, multipleInputs: boolean, clock: Clock): string;
   /** The value in `width` characters when it is longer (default: cut with "…"). */
   shorten?(row: RequestRow, width: number): string;
@@ -331,7 +346,8 @@ const COLUMNS: readonly Column[] = [
   { title: 'Hdr', width: 3, min: 3, cell: (r) => (r.headerVersion === null ? '?' : `v${r.headerVersion}`) },
   { title: 'Corr', width: 10, min: 10, right: true, cell: (r) => String(r.correlationId) },
   { title: 'ClientId', width: 24, max: 40, min: 10, cell: (r) => (r.apiKey === null ? '-' : r.clientId === null ? '(null)' : sanitize(r.clientId)) },
-  { title: 'Client instance ID', width: 22, min: 22, cell: (r) => r.clientInstanceId ?? '-' },
+  // An ID the header did not carry (the connection's, inherited) is marked with a trailing '*'.
+  { title: 'Client instance ID', width: 23, min: 23, fixed: true, cell: (r) => (r.clientInstanceId === null ? '-' : r.headerClientInstanceId === null && r.apiKey !== null ? `${r.clientInstanceId}*` : r.clientInstanceId) },
   { title: 'Resp', width: 7, min: 7, right: true, cell: (r, m) => frameText(r.responseFrame, r, m) },
   {
     title: 'Err',
@@ -381,6 +397,8 @@ export class RequestTable {
   private shortened = false;
   private orphans = 0;
   private rows = 0;
+  /** Rows shown with an inherited client instance ID (marked '*'). */
+  private inherited = 0;
 
   constructor(private readonly o: RequestTableOptions) {
     this.widths = COLUMNS.map((c) => c.width);
@@ -393,6 +411,7 @@ export class RequestTable {
     const keep = COLUMNS.map(() => true);
     if (o.width !== undefined && o.sample !== undefined && o.sample.length > 0) {
       COLUMNS.forEach((c, i) => {
+        if (c.fixed) return;
         let widest = c.title.length;
         for (const row of o.sample!) widest = Math.max(widest, c.cell(row, o.multipleInputs, o.clock).length);
         this.widths[i] = Math.min(Math.max(this.widths[i]!, c.max ?? 0), widest);
@@ -456,6 +475,7 @@ export class RequestTable {
   row(row: RequestRow): string {
     this.rows++;
     if (row.apiKey === null) this.orphans++;
+    else if (row.headerClientInstanceId === null && row.clientInstanceId !== null) this.inherited++;
     const cut =
       this.o.width === undefined
         ? null
@@ -464,8 +484,15 @@ export class RequestTable {
     return `${this.line((i) => COLUMNS[i]!.cell(row, this.o.multipleInputs, this.o.clock), cut)}${bodies}\n`;
   }
 
-  /** What the terminal could not show, or nothing. */
+  /** What a '*' means when a row had one, and what the terminal could not show; or nothing. */
   footer(): string {
+    const marked = this.inherited > 0 && this.shown.includes(index('Client instance ID'))
+      ? "* the request header carried no ClientInstanceId: the ID is its connection's (KIP-1313's connection context)\n"
+      : '';
+    return marked + this.cut();
+  }
+
+  private cut(): string {
     if (this.dropped.length === 0 && !this.shortened) return '';
     const parts = [
       this.dropped.length === 0 ? '' : `${this.dropped.map((i) => COLUMNS[i]!.title).join(', ')} not shown`,

@@ -16,15 +16,21 @@ import { compress, encodeMetrics, sampleMetrics } from './otlp.js';
 
 const METRICS = encodeMetrics(sampleMetrics());
 
-/** One KIP-1313 client's telemetry on one connection: requests with header v2 and its ID. */
+/**
+ * One KIP-1313 client's telemetry on one connection: requests with header v2 and its ID, or (`idOnFirstOnly`,
+ * the accepted revision's header v3) the ID on the connection's first request only.
+ */
 export class TelemetryClient {
   readonly c: KafkaConn;
   private first = true;
+  private idSent = false;
 
   constructor(
     readonly s: Scenario,
     broker = '10.0.0.2:9092',
     client = '10.0.0.1:50000',
+    private readonly id: Uint8Array = ID_A,
+    private readonly idOnFirstOnly = false,
   ) {
     this.c = s.connect({ client, broker });
   }
@@ -35,8 +41,14 @@ export class TelemetryClient {
     return id;
   }
 
+  private instanceId(): Uint8Array | null {
+    const send = !this.idOnFirstOnly || !this.idSent;
+    this.idSent = true;
+    return send ? this.id : null;
+  }
+
   subscribe(o: Partial<GetTelemetrySubscriptionsResponseFields> = {}): void {
-    const corr = this.c.request({ apiKey: API_KEY.GetTelemetrySubscriptions, apiVersion: 1, clientId: this.clientId(), clientInstanceId: ID_A, body: getTelemetrySubscriptionsRequestBody(1) });
+    const corr = this.c.request({ apiKey: API_KEY.GetTelemetrySubscriptions, apiVersion: 1, clientId: this.clientId(), clientInstanceId: this.instanceId(), body: getTelemetrySubscriptionsRequestBody(1) });
     this.c.respond(
       corr,
       getTelemetrySubscriptionsResponseBody(1, {
@@ -61,7 +73,7 @@ export class TelemetryClient {
       apiKey: API_KEY.PushTelemetry,
       apiVersion: 1,
       clientId: this.clientId(),
-      clientInstanceId: ID_A,
+      clientInstanceId: this.instanceId(),
       body: pushTelemetryRequestBody(1, { subscriptionId: o.subscriptionId ?? 7, terminating: o.terminating ?? false, compressionType: type, metrics: blob }),
     });
     if (errorCode !== null) this.c.respond(corr, pushTelemetryResponseBody({ throttleTimeMs: 0, errorCode }));

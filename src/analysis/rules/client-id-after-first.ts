@@ -1,6 +1,6 @@
 import type { KafkaRequest } from '../../kafka/events.js';
 import { quoted } from '../../base/sanitize.js';
-import { isFirstRequest, MAX_DEFERRED } from '../connection-state.js';
+import { isFirstRequest, MAX_DEFERRED } from './rule.js';
 import type { ConnectionRule, RuleHit } from './rule.js';
 
 function hit(r: KafkaRequest): RuleHit {

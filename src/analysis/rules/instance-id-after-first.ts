@@ -1,6 +1,6 @@
 import { carriesInstanceIdOnFirstRequestOnly } from '../../kafka/protocol.js';
 import { uuidToBase64 } from '../../kafka/uuid.js';
-import { isFirstRequest } from '../connection-state.js';
+import { isFirstRequest } from './rule.js';
 import { V3_PROMISE } from './instance-id-missing-on-first.js';
 import type { ConnectionRule } from './rule.js';
 

@@ -1,5 +1,5 @@
 import { carriesInstanceIdOnFirstRequestOnly } from '../../kafka/protocol.js';
-import { isFirstRequest } from '../connection-state.js';
+import { isFirstRequest } from './rule.js';
 import { hasTag0SizeProblem } from './client-instance-id-missing.js';
 import type { ConnectionRule } from './rule.js';
 

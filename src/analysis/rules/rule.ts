@@ -1,10 +1,10 @@
 /**
- * What a rule is: stable id, default severity, a one-line summary, a paragraph of explanation
+ * The rule API: what a rule is, and what it sees. A stable id, default severity, a one-line summary, a paragraph of explanation
  * citing the spec, and hooks. Connection rules see one connection's requests and responses as
  * they stream by; report rules run once over the merged summary of every capture.
  */
-import type { KafkaRequest, KafkaResponse } from '../../kafka/events.js';
-import type { ConnState } from '../connection-state.js';
+import type { KafkaConnection, KafkaRequest, KafkaResponse } from '../../kafka/events.js';
+import { API_KEY } from '../../kafka/protocol.js';
 import type { Severity } from '../types.js';
 import type { Kip1313Revision } from '../../kafka/protocol.js';
 import type { InstanceModel } from '../instances.js';
@@ -35,13 +35,51 @@ export interface RuleHit {
   request?: KafkaRequest;
 }
 
+/** client-id-after-first candidates kept while waiting to learn whether the connection sends tag 0. */
+export const MAX_DEFERRED = 16;
+
+/**
+ * What a connection rule sees of its connection: what the requests before this one showed (the
+ * analyzer updates it after the rules), and the few fields rules keep there themselves.
+ */
+export interface RuleConnection {
+  readonly conn: Pick<KafkaConnection, 'startSeen'>;
+  /** Requests before this one. */
+  readonly requests: number;
+  /** The connection's ClientId (its first request's), when it sent one. */
+  readonly clientIds: readonly string[];
+  /** The first header ID: the ID of the connection's context (KIP-1313). */
+  readonly connectionId: Uint8Array | null;
+  /** The most recent header ID. */
+  readonly lastHeaderId: Uint8Array | null;
+  /** The client has sent tag 0 on this connection. */
+  readonly sawTag0: boolean;
+  /** Every request so far was an ApiVersions answered with UNSUPPORTED_VERSION: a retry still counts as first. */
+  readonly apiVersionsRetryAllowed: boolean;
+  /** client-id-after-first: requests with a ClientId after the first, held until the connection is known to send tag 0. */
+  deferredClientIds: KafkaRequest[];
+  deferredOverflow: number;
+  /** unknown-error-code: the codes this connection's responses carried (each noted once). */
+  unknownErrorCodes: number[];
+  /** client-id-changed: a legacy client's first request with a ClientId other than the connection's. */
+  clientIdChange: KafkaRequest | null;
+}
+
+/**
+ * Is this the connection's first request? The first one, or an ApiVersions retried after UNSUPPORTED_VERSION
+ * (KIP-511: the client is still negotiating, so the retry is part of the first request).
+ */
+export function isFirstRequest(s: RuleConnection, r: KafkaRequest): boolean {
+  return s.requests === 0 || (r.header.apiKey === API_KEY.ApiVersions && s.apiVersionsRetryAllowed);
+}
+
 export interface ConnectionRule extends RuleMeta {
   kind: 'connection';
   /** Called before the connection state is updated with this request. */
-  onRequest?(s: ConnState, r: KafkaRequest, report: (hit: RuleHit) => void): void;
-  onResponse?(s: ConnState, r: KafkaResponse, report: (hit: RuleHit) => void): void;
+  onRequest?(s: RuleConnection, r: KafkaRequest, report: (hit: RuleHit) => void): void;
+  onResponse?(s: RuleConnection, r: KafkaResponse, report: (hit: RuleHit) => void): void;
   /** Called when the connection ends, before its state is dropped. */
-  onEnd?(s: ConnState, report: (hit: RuleHit) => void): void;
+  onEnd?(s: RuleConnection, report: (hit: RuleHit) => void): void;
 }
 
 /** A finding about an instance as a whole, anchored at one of its connections. */

@@ -38,7 +38,10 @@ export const telemetryPushTooSoon: TelemetryRule = {
     'client that pushes more often, answering THROTTLING_QUOTA_EXCEEDED. The first push after a ' +
     'subscription may come early, by a random jitter KIP-714 asks for so that clients do not push in ' +
     'step: kcid allows it from half the interval after the subscription was answered. A Terminating ' +
-    'push, sent when the client closes, may come at any time. Times are the capture\'s, not the broker\'s.',
+    'push, sent when the client closes, may come at any time. A push after a THROTTLING_QUOTA_EXCEEDED or ' +
+    'TELEMETRY_TOO_LARGE answer is not judged here: KIP-714 asks the client to wait the push interval ' +
+    'after those errors, so a sooner push is an error ignored, reported once as telemetry-error-ignored ' +
+    '(an error, not a second warning for the same push). Times are the capture\'s, not the broker\'s.',
   spec:
     'KIP-714, GetTelemetrySubscriptionsResponse: "PushIntervalMs: Configured push interval, which is the lowest configured interval in the current subscription set." ' +
     'Error table, THROTTLING_QUOTA_EXCEEDED: the client pushed too soon (paraphrased).',
