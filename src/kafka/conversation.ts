@@ -4,19 +4,13 @@
  * responses with requests by correlation ID, and follows SASL's headerless token exchange.
  */
 import type { Direction, Endpoint, StreamHandler, TcpConnection } from '../tcp/types.js';
-import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, STREAM, type FrameSink, type Plausibility } from './framer.js';
-import { DecodeError } from './reader.js';
-import { decodeRequestHeader, responseHeaderLength } from './headers.js';
-import { ErrorScan, SCANNED, SCANNING, type ErrorScanPlan } from './schema/scan.js';
+import { DONE, Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, STREAM, type FrameSink, type HeadAnswer, type Plausibility } from './framer.js';
 import type { RequestHeader } from './types.js';
-import { keptTelemetryPrefix, pushTelemetryMetrics, pushTelemetryMetricsSize } from './telemetry-frame.js';
-import { BodyError, decodeBody, errorScanFor, readsBody, type DecodedBody } from './bodies.js';
-import { int, str, type Struct } from './fields.js';
-import { API_KEY, protocol, type Protocol } from './protocol.js';
-import { EMPTY_LIST } from '../base/lists.js';
-import { ByteArena, ByteText } from '../base/byte-text.js';
-import { bodyJson as bodyJsonText, writeBodyJson } from './secrets.js';
-import { BodyJsonMemo, type MemoEntry } from './json-memo.js';
+import { str } from './fields.js';
+import { API_KEY, protocol } from './protocol.js';
+import { bodyForm, type BodyForm } from './body-form.js';
+import { isRequest, RequestDecoder, type RequestNotes } from './request-decoder.js';
+import { isResponse, ResponseDecoder } from './response-decoder.js';
 import { KafkaProbe, plausibleRequest } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
 import { PendingRequests } from './pending.js';
@@ -69,35 +63,13 @@ const INITIAL_HEAD = 96;
  * fit; the few bodies kcid reads ask for more. Copying no more than that matters on small frames.
  */
 const INITIAL_RESPONSE_HEAD = 16;
-/** The largest prefix of one frame kcid keeps (headers with huge ClientIds or tags, and the bodies it reads), without --bodies. */
-const MAX_PREFIX = 64 * 1024;
-/** A body prefix asked for first; a body that needs more asks again, four times as much, up to the cap. */
-const BODY_HEAD = 256;
-/** Responses up to this size are kept whole at the first look (most are: error codes, heartbeats, metadata). */
-const SMALL_RESPONSE = 1024;
 /** Smallest request: int16 key, int16 version, int32 correlation id (header v0). */
 const MIN_REQUEST_BYTES = 8;
 /** Smallest response: int32 correlation id. */
 const MIN_RESPONSE_BYTES = 4;
 const DEFAULT_MAX_PENDING = 1024;
-/** The scan of responses read whole: one serves them all (decoding is synchronous). */
-const WHOLE_SCAN = new ErrorScan();
-/**
- * Where --bodies' JSON is written (decoding is synchronous): straight into JSON_KEPT's slab, where
- * it stays for its event (ByteArena.begin/end), with no copy.
- */
-const JSON_OUT = new ByteText(0);
-const JSON_KEPT = new ByteArena();
-/** What the error-code scan read of a response: its top-level ErrorCode and every code. */
-interface ScanResult {
-  errorCode: number | null;
-  codes: readonly number[];
-}
 
-/** The JSON of bodies seen a moment ago, by their bytes (Kafka sends the same bodies again and again). */
-const JSON_MEMO = new BodyJsonMemo();
-
-export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner {
+export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner, RequestNotes {
   client: Endpoint;
   broker: Endpoint;
   readonly startSeen: boolean;
@@ -119,38 +91,23 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private currentRequestIsToken = false;
   private currentResponse: KafkaResponse | null = null;
   private currentResponseIsToken = false;
-  /** A response larger than the prefix kept, whose ErrorCodes are scanned as its bytes pass (STREAM). */
-  private responseScan: ErrorScan | null = null;
-  /** The scan such responses reuse, made at the first one. */
-  private streamScanner: ErrorScan | null = null;
   private readonly sasl = new SaslTokens();
   private firstClientByte = true;
   /** The connection is TLS: its bytes go through the session, whose plaintext comes back to the framers. */
   private tls: TlsSession | null = null;
   private tlsLink: TlsLink | null = null;
-  /** How request headers are read; lastInstanceId is the last request's ID, which an equal one reuses. */
-  private readonly headerOptions: { inferNewerVersions: true; protocol: Protocol; lastInstanceId: Uint8Array | null };
-  private readonly protocol: Protocol;
-  /** --bodies: every body is read whole (up to maxPrefix) and decoded, into a value or as JSON. */
-  private readonly full: boolean;
-  /** --bodies as JSON (KafkaOptions.bodyForm). */
-  private readonly json: boolean;
-  /** Every field decoded into `body`: --bodies as values. */
-  private readonly decodeAll: boolean;
-  private readonly maxPrefix: number;
+  /** Made with the framers, when the connection first carries bytes. */
+  private requestDecoder: RequestDecoder = null!;
+  private responseDecoder: ResponseDecoder = null!;
 
   constructor(
     readonly tcp: TcpConnection,
     private readonly listener: KafkaListener,
     private readonly opts: KafkaOptions,
+    /** What becomes of bodies: one strategy for every conversation of an analysis (KafkaStreamFactory). */
+    private readonly bodies: BodyForm = bodyForm(protocol(), opts.maxBodyBytes, opts.bodyForm),
   ) {
     this.startSeen = tcp.synSeen;
-    this.protocol = protocol();
-    this.headerOptions = { inferNewerVersions: true, protocol: this.protocol, lastInstanceId: null };
-    this.full = opts.maxBodyBytes !== undefined;
-    this.json = this.full && opts.bodyForm === 'json';
-    this.decodeAll = this.full && !this.json;
-    this.maxPrefix = opts.maxBodyBytes === undefined ? MAX_PREFIX : Math.max(opts.maxBodyBytes, MAX_PREFIX);
     this.maxPending = opts.maxPendingRequests ?? DEFAULT_MAX_PENDING;
     this.keepTelemetryBytes = opts.keepTelemetryBytes ?? 0;
     this.client = tcp.a;
@@ -302,18 +259,26 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   // Framers are made when their direction first carries bytes: a connection that never does (a SYN
   // flood, a port check) costs none.
   private get requests(): Framer {
-    return (this.requestFramer ??= this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES, this.sasl.clientActive, this.keepTelemetryBytes));
+    if (this.requestFramer === null) {
+      this.requestDecoder = new RequestDecoder(protocol(), this.bodies, this.keepTelemetryBytes, this);
+      this.requestFramer = this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES, this.sasl.clientActive, this.keepTelemetryBytes);
+    }
+    return this.requestFramer;
   }
 
   private get responses(): Framer {
-    return (this.responseFramer ??= this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES, this.sasl.serverActive));
+    if (this.responseFramer === null) {
+      this.responseDecoder = new ResponseDecoder(protocol(), this.bodies);
+      this.responseFramer = this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES, this.sasl.serverActive);
+    }
+    return this.responseFramer;
   }
 
   private framer(sink: FrameSink, initialHead: number, minFrameBytes: number, tokens: boolean, keepBytes = 0): Framer {
     return new Framer(sink, {
       maxFrameBytes: this.opts.maxFrameBytes,
       initialHead,
-      maxPrefixBytes: Math.max(this.maxPrefix, keepBytes),
+      maxPrefixBytes: Math.max(this.bodies.maxPrefix, keepBytes),
       minFrameBytes: tokens ? 0 : minFrameBytes,
     });
   }
@@ -348,7 +313,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     return plausibleRequest(buf, off, len, false, this.opts.maxFrameBytes);
   }
 
-  requestHead(head: Buffer, at: number, headLen: number, size: number, frame: number, final = false): number {
+  requestHead(head: Buffer, at: number, headLen: number, size: number, frame: number, final = false): HeadAnswer {
     this.currentRequest = null;
     this.currentRequestIsToken = false;
     if (this.sasl.clientActive) {
@@ -356,156 +321,17 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       const verdict = (): Plausibility => plausibleRequest(withSize(head, at, headLen, size), 0, headLen + 4, true, this.opts.maxFrameBytes);
       if (this.sasl.clientFrameIsToken(verdict, correlation)) {
         this.currentRequestIsToken = true;
-        return headLen;
+        return DONE;
       }
       this.tokenFraming();
     }
-    if (headLen < 8) return -1;
-    const p = this.protocol;
-    const apiKey = head.readInt16BE(at);
-    const apiVersion = head.readInt16BE(at + 2);
-    const known = p.isDefined(apiKey, apiVersion);
-    const whole = headLen === size;
-    const max = this.maxPrefix;
-    let header: RequestHeader;
-    try {
-      // A version newer than the schemas is read with its API's newest header when the API is flexible
-      // from some version on (Kafka never makes a flexible API inflexible again), so its tag 0 is still seen.
-      header = decodeRequestHeader(head, at, at + headLen, whole, this.headerOptions);
-    } catch (e) {
-      if (!(e instanceof DecodeError)) throw e;
-      if (!whole && headLen < max) return Math.min(size, headLen * 4, max);
-      return -1;
-    }
-    if (!known) {
-      // An API kcid does not know (newer than its schemas) is kept if its header looks sane.
-      if (apiKey < 0 || apiVersion < 0 || apiVersion > 200 || header.correlationId < 0) return -1;
-    }
-    const kept = known ? keptTelemetryPrefix(apiKey, headLen, size, this.keepTelemetryBytes) : null;
-    if (kept !== null && !final && kept > headLen) return kept;
-    const reads = known && readsBody('request', apiKey, apiVersion, this.full, p);
-    // --bodies wants the whole frame (up to its cap) at once; the rules' few fields usually fit the first look.
-    if (kept === null && reads && this.full && !final && headLen < size && headLen < max) return Math.min(size, max);
-    let body: Struct | null = null;
-    let bodyComplete = true;
-    let bodyError: string | null = null;
-    let bodyJson: Uint8Array | null = null;
-    if (reads) {
-      const bodyAt = at + header.headerLength;
-      try {
-        const d = decodeBody('request', apiKey, apiVersion, this.decodeAll, head, bodyAt, at + headLen, at + size, p);
-        if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max, headLen * 4);
-        if (d !== null) {
-          body = d.body;
-          bodyComplete = d.complete;
-        }
-      } catch (e) {
-        if (!(e instanceof BodyError)) throw e;
-        bodyError = e.message;
-        // --bodies: the fields the rules read may still parse (a body malformed only after them).
-        if (this.decodeAll) body = this.selective('request', apiKey, apiVersion, head, bodyAt, at + headLen, at + size)?.body ?? null;
-      }
-      if (this.json) {
-        bodyJson = this.jsonOf('request', apiKey, apiVersion, head, bodyAt, at + headLen, at + size, body);
-        bodyComplete = this.jsonComplete;
-      }
-    }
-    if (header.clientInstanceId !== null) this.headerOptions.lastInstanceId = header.clientInstanceId;
-    this.currentRequest = {
-      frame,
-      tsSec: 0,
-      tsNsec: 0,
-      size,
-      header,
-      body,
-      bodyComplete,
-      bodyError,
-      bodyJson,
-      metricsBlob: kept !== null && headLen === size && body !== null ? pushTelemetryMetrics(head, at + header.headerLength, at + headLen, apiVersion) : null,
-      metricsBytes: apiKey === API_KEY.PushTelemetry && body !== null ? pushTelemetryMetricsSize(head, at + header.headerLength, at + headLen, at + size, apiVersion) : null,
-      // acks=0: the broker sends no response.
-      expectsResponse: !(apiKey === API_KEY.Produce && int(body, 'Acks') === 0),
-      complete: false,
-    };
-    if (!known) {
-      this.requestNote('unknown-api', frame, header,
-        p.api(apiKey) === undefined
-          ? `request with API key ${apiKey} unknown to kcid (version ${apiVersion})`
-          : `request for ${p.name(apiKey)} v${apiVersion}, a version the schemas do not define (${p.name(apiKey)} ${definedRange(p, apiKey)})`);
-    } else if (!p.isValid(apiKey, apiVersion)) {
-      const api = p.api(apiKey)!;
-      const removed = api.removed !== null && apiVersion >= api.removed.versions.lo && apiVersion <= api.removed.versions.hi ? `, removed in Kafka ${api.removed.release}` : '';
-      this.requestNote('removed-version', frame, header,
-        `${p.label(apiKey, apiVersion)} is not a version current Kafka accepts${removed} (it accepts ${p.name(apiKey)} ${p.validRange(apiKey)})`);
-    }
-    if (bodyError !== null) this.requestNote('malformed-body', frame, header, bodyError);
-    return headLen;
+    const r = this.requestDecoder.decode(head, at, headLen, size, frame, final);
+    if (!isRequest(r)) return r;
+    this.currentRequest = r;
+    return DONE;
   }
 
-  /** The fields the rules read, or null when they do not parse either. */
-  private selective(kind: 'request' | 'response', key: number, version: number, head: Buffer, start: number, end: number, size: number): DecodedBody | null {
-    try {
-      return decodeBody(kind, key, version, false, head, start, end, size, this.protocol);
-    } catch (e) {
-      if (e instanceof BodyError) return null;
-      throw e;
-    }
-  }
-
-  /** Whether the body {@link jsonOf} last wrote was whole (false: decoded as far as the prefix kept goes). */
-  private jsonComplete = true;
-
-  /**
-   * --bodies as JSON: the body in buf[start, end) (the frame ends at frameEnd) as JSON bytes, written
-   * from the wire (secrets.ts writeBodyJson). A body that way does not take (cut by the prefix kept,
-   * or refused) is decoded into a value and written from that, as --bodies always wrote it (as far as
-   * the prefix goes); a malformed one is written as what the rules' fields read of it (`selected`), or null.
-   */
-  private jsonOf(
-    kind: 'request' | 'response',
-    key: number,
-    version: number,
-    buf: Buffer,
-    start: number,
-    end: number,
-    frameEnd: number,
-    selected: Struct | null,
-    scan: ScanResult | null = null,
-  ): Uint8Array | null {
-    const p = this.protocol;
-    const out = JSON_OUT;
-    JSON_KEPT.begin(out);
-    const from = out.pos;
-    this.jsonComplete = true;
-    // A whole body is written from the wire; one cut by the prefix kept, or that way does not take, from its value.
-    if (end === frameEnd) {
-      const response = kind === 'response';
-      // A response the scan read was looked up in the memo before the scan (responseHead).
-      const seen = scan === null ? JSON_MEMO.find(p, response, key, version, buf, start, end) : null;
-      if (seen !== null) return seen.json;
-      if (writeBodyJson(kind, key, version, buf, start, end, out, p)) {
-        const json = JSON_KEPT.end(out);
-        JSON_MEMO.add(response, key, version, buf, start, end, json, scan?.errorCode ?? null, scan?.codes ?? null);
-        return json;
-      }
-    }
-    let value = selected;
-    try {
-      const d = decodeBody(kind, key, version, true, buf, start, end, frameEnd, p);
-      if (d !== null) {
-        value = d.body;
-        this.jsonComplete = d.complete;
-      }
-    } catch (e) {
-      if (!(e instanceof BodyError)) throw e;
-    }
-    if (value === null) return null;
-    out.pos = from; // what the fast path wrote before it declined, if anything, is written over
-    out.utf8(bodyJsonText(kind, key, version, value, p));
-    return JSON_KEPT.end(out);
-  }
-
-  private requestNote(kind: 'unknown-api' | 'removed-version' | 'malformed-body', frame: number, header: RequestHeader, message: string): void {
+  requestNote(kind: 'unknown-api' | 'removed-version' | 'malformed-body', frame: number, header: RequestHeader, message: string): void {
     this.listener.note(this, {
       kind,
       frame,
@@ -558,119 +384,29 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     return responseStartsHere(buf, off, len, size, request.header.apiKey, request.header.apiVersion);
   }
 
-  responseHead(head: Buffer, at: number, headLen: number, size: number, frame: number, final = false): number {
+  responseHead(head: Buffer, at: number, headLen: number, size: number, frame: number, final = false): HeadAnswer {
     this.currentResponse = null;
     this.currentResponseIsToken = false;
     if (this.sasl.serverActive) {
       if (this.sasl.serverFrameIsToken(size)) {
         this.currentResponseIsToken = true;
-        return headLen;
+        return DONE;
       }
       this.tokenFraming();
     }
-    if (headLen < 4) return -1;
-    const correlationId = head.readInt32BE(at);
-    const request = this.pending.get(correlationId) ?? null;
-    let errorCode: number | null = null;
-    let codes: readonly number[] = EMPTY_LIST;
-    let body: Struct | null = null;
-    let bodyComplete = true;
-    let bodyError: string | null = null;
-    let bodyJson: Uint8Array | null = null;
-    let want = headLen;
-    if (request !== null) {
-      const p = this.protocol;
-      const { apiKey, apiVersion } = request.header;
-      const headerVersion = p.responseHeaderVersion(apiKey, apiVersion);
-      if (headerVersion !== null && readsBody('response', apiKey, apiVersion, this.full, p)) {
-        const max = this.maxPrefix;
-        // --bodies wants the whole frame (up to its cap) at once; the rules' fields usually fit the first look.
-        if (this.full && !final && headLen < size && headLen < max) return Math.min(size, max);
-        // A small response is read whole at once: decoding a prefix that proves too short costs more than the copy.
-        if (!final && headLen < size && headLen < SMALL_RESPONSE) return Math.min(size, SMALL_RESPONSE);
-        const scan = this.decodeAll ? null : errorScanFor(apiKey, apiVersion, p);
-        let scanned = false;
-        /** --bodies: the memo's entry for this body, when it holds the scan's result too. */
-        let seen: MemoEntry | null = null;
-        let start = -1;
-        try {
-          start = at + responseHeaderLength(head, at, at + headLen, headerVersion, p);
-          if (scan !== null && headLen === size) {
-            // --bodies: a body seen a moment ago has its JSON and its codes in the memo (the same bytes, the same scan).
-            if (this.json) {
-              const e = JSON_MEMO.find(p, true, apiKey, apiVersion, head, start, at + size);
-              if (e !== null && e.codes !== null) seen = e;
-            }
-            if (seen !== null) {
-              scanned = true;
-              errorCode = seen.errorCode;
-              codes = seen.codes!;
-            } else {
-              // Read whole, and only its ErrorCodes wanted: the scan reads them, building nothing. A body it
-              // does not accept goes on to the interpreter, which says what is wrong.
-              const s = WHOLE_SCAN.reset(scan, at + size - start);
-              s.feed(head, start, at + size - start);
-              if (s.finish() === SCANNED) {
-                scanned = true;
-                errorCode = s.topErrorCode;
-                codes = s.codes.length === 0 ? EMPTY_LIST : s.codes.slice();
-              }
-            }
-          }
-          const d = scanned ? null : decodeBody('response', apiKey, apiVersion, this.decodeAll, head, start, at + headLen, at + size, p);
-          if (d !== null && !d.complete && !final && headLen < size && headLen < max) return Math.min(size, max);
-          if (d !== null) {
-            body = d.body;
-            bodyComplete = d.complete;
-            codes = d.errorCodes;
-            errorCode = int(d.body, 'ErrorCode') ?? null;
-            // Larger than the prefix kept: its ErrorCodes past the prefix are scanned as its bytes pass.
-            if (!d.complete && !final && scan !== null && this.streamScan(scan, head, start, at + headLen, at + size)) want = STREAM;
-          }
-        } catch (e) {
-          // A response header cut by the first look: ask for the body's first bytes.
-          if (e instanceof DecodeError && !final && headLen < size) return Math.min(size, max, BODY_HEAD);
-          if (e instanceof BodyError) {
-            bodyError = e.message;
-            if (this.decodeAll) {
-              const some = this.selective('response', apiKey, apiVersion, head, start, at + headLen, at + size);
-              if (some !== null) {
-                codes = some.errorCodes;
-                errorCode = int(some.body, 'ErrorCode') ?? null;
-              }
-            }
-          } else if (!(e instanceof DecodeError)) throw e;
-        }
-        // A malformed response is written as null (not as its selected fields, as a request is).
-        if (seen !== null) bodyJson = seen.json;
-        else if (this.json && start >= 0) {
-          bodyJson = this.jsonOf('response', apiKey, apiVersion, head, start, at + headLen, at + size, null, scanned ? { errorCode, codes } : null);
-          bodyComplete = this.jsonComplete;
-        }
-      }
-    }
-    this.currentResponse = { frame, tsSec: 0, tsNsec: 0, size, correlationId, request, errorCode, errorCodes: codes, body, bodyComplete, bodyError, bodyJson, complete: false };
-    return want;
-  }
-
-  /**
-   * Starts the scan of a response the prefix does not hold whole, on the prefix buf[start, end) (the body
-   * from its start; `frameEnd` where it ends): true when it goes on, so the framer is to hand over the
-   * rest (STREAM). The prefix's codes, which the interpreter read, stand unless the scan reads the whole body.
-   */
-  private streamScan(plan: ErrorScanPlan, buf: Buffer, start: number, end: number, frameEnd: number): boolean {
-    const scan = (this.streamScanner ??= new ErrorScan()).reset(plan, frameEnd - start);
-    if (scan.feed(buf, start, end - start) !== SCANNING) return false;
-    this.responseScan = scan;
-    return true;
+    const request = headLen < 4 ? null : (this.pending.get(head.readInt32BE(at)) ?? null);
+    const r = this.responseDecoder.decode(head, at, headLen, size, frame, final, request);
+    if (!isResponse(r)) return r;
+    this.currentResponse = r;
+    return this.responseDecoder.streaming ? STREAM : DONE;
   }
 
   responseBytes(buf: Buffer, off: number, len: number): void {
-    this.responseScan?.feed(buf, off, len);
+    this.responseDecoder.feed(buf, off, len);
   }
 
   responseHole(): void {
-    this.responseScan = null;
+    this.responseDecoder.hole();
   }
 
   responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
@@ -680,11 +416,12 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       return;
     }
     const r = this.currentResponse;
-    const scan = this.responseScan;
-    this.responseScan = null;
-    if (r === null) return;
+    if (r === null) {
+      this.responseDecoder.hole();
+      return;
+    }
     this.currentResponse = null;
-    if (scan !== null && complete && scan.finish() === SCANNED) r.errorCodes = scan.codes.length === 0 ? EMPTY_LIST : scan.codes;
+    this.responseDecoder.finish(r, complete);
     r.frame = frame;
     r.tsSec = complete ? tsSec : this.tsSec;
     r.tsNsec = complete ? tsNsec : this.tsNsec;
@@ -737,12 +474,6 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   }
 }
 
-/** "3-13": the versions the schemas define for an API (its current ones and those Kafka removed). */
-function definedRange(p: Protocol, key: number): string {
-  const d = p.api(key)!.definedVersions;
-  return d.lo === d.hi ? `${d.lo}` : `${d.lo}-${d.hi}`;
-}
-
 /** The head with its int32 size in front, for the plausibility check. */
 function withSize(head: Buffer, at: number, headLen: number, size: number): Buffer {
   const b = Buffer.allocUnsafe(headLen + 4);
@@ -755,13 +486,16 @@ function withSize(head: Buffer, at: number, headLen: number, size: number): Buff
 export class KafkaStreamFactory {
   private readonly opts: KafkaOptions;
 
+  private readonly bodies: BodyForm;
+
   constructor(
     private readonly listener: KafkaListener,
     opts: KafkaOptions,
   ) {
     this.opts = { ...opts, learnedBrokerPorts: opts.learnedBrokerPorts ?? new Set() };
+    this.bodies = bodyForm(protocol(), opts.maxBodyBytes, opts.bodyForm);
   }
   open(conn: TcpConnection): StreamHandler {
-    return new KafkaConversation(conn, this.listener, this.opts);
+    return new KafkaConversation(conn, this.listener, this.opts, this.bodies);
   }
 }

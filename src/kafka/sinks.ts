@@ -2,15 +2,15 @@
  * Framer wiring: a conversation has a framer per direction, and each framer's sink hands frame
  * heads, frame ends, resync candidates and desyncs to the conversation's methods for that direction.
  */
-import type { FrameSink, Plausibility } from './framer.js';
+import type { FrameSink, HeadAnswer, Plausibility } from './framer.js';
 
 /** What a conversation does with the frames of its two directions. */
 export interface FrameHandlers {
-  requestHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
+  requestHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer;
   requestEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
   /** Resync of the client stream: could a request start here? */
   plausibleRequestStart(buf: Buffer, off: number, len: number): Plausibility;
-  responseHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
+  responseHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer;
   responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
   /** The rest of a response the conversation streams (responseHead returned STREAM). */
   responseBytes(buf: Buffer, off: number, len: number): void;
@@ -22,7 +22,7 @@ export interface FrameHandlers {
 
 export class RequestSink implements FrameSink {
   constructor(private readonly c: FrameHandlers) {}
-  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer {
     return this.c.requestHead(buf, at, headLen, size, frame, final);
   }
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
@@ -38,7 +38,7 @@ export class RequestSink implements FrameSink {
 
 export class ResponseSink implements FrameSink {
   constructor(private readonly c: FrameHandlers) {}
-  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer {
     return this.c.responseHead(buf, at, headLen, size, frame, final);
   }
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
