@@ -11,8 +11,8 @@ import { API_KEY, protocol } from './protocol.js';
 import { bodyForm, type BodyForm } from './body-form.js';
 import { isRequest, RequestDecoder, type RequestNotes } from './request-decoder.js';
 import { isResponse, ResponseDecoder } from './response-decoder.js';
-import { KafkaProbe, plausibleRequest } from './detect.js';
-import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse } from './events.js';
+import { clientByPort, KafkaDetector, plausibleRequest, type DetectorReplay, type Verdict } from './detect.js';
+import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse, StreamNote } from './events.js';
 import { PendingRequests } from './pending.js';
 import { responseStartsHere } from './resync.js';
 import { SaslTokens } from './sasl.js';
@@ -69,7 +69,7 @@ const MIN_REQUEST_BYTES = 8;
 const MIN_RESPONSE_BYTES = 4;
 const DEFAULT_MAX_PENDING = 1024;
 
-export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner, RequestNotes {
+export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner, RequestNotes, DetectorReplay {
   client: Endpoint;
   broker: Endpoint;
   readonly startSeen: boolean;
@@ -78,7 +78,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private clientDir: Direction = 0;
   private decided = false;
   private ignored = false;
-  private probe: KafkaProbe | null = null;
+  /** Undecided on a port not known to be Kafka: its bytes so far. */
+  private probe: KafkaDetector | null = null;
   private requestFramer: Framer | null = null;
   private responseFramer: Framer | null = null;
   private readonly pending = new PendingRequests();
@@ -112,25 +113,10 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     this.keepTelemetryBytes = opts.keepTelemetryBytes ?? 0;
     this.client = tcp.a;
     this.broker = tcp.b;
-    const aKafka = opts.kafkaPorts.has(tcp.a.port);
-    const bKafka = opts.kafkaPorts.has(tcp.b.port);
-    if (bKafka || (aKafka && tcp.synSeen)) {
-      this.decide(0);
-    } else if (aKafka) {
-      this.decide(1);
-    } else if (opts.detect && tcp.synSeen) {
-      // The SYN decides, before any heuristic: its sender (side A) is the client; only its bytes can say Kafka.
-      this.probe = new KafkaProbe(opts.maxFrameBytes, 0);
-    } else if (opts.detect) {
-      // A port already seen as a broker (the target of a SYN that carried Kafka) settles the roles of a
-      // connection whose start the capture missed, where its first bytes could be a response.
-      const learned = opts.learnedBrokerPorts;
-      if (learned?.has(tcp.b.port) === true && !learned.has(tcp.a.port)) this.decide(0);
-      else if (learned?.has(tcp.a.port) === true && !learned.has(tcp.b.port)) this.decide(1);
-      else this.probe = new KafkaProbe(opts.maxFrameBytes);
-    } else {
-      this.ignore();
-    }
+    const byPort = clientByPort(tcp, opts.kafkaPorts, opts.learnedBrokerPorts, opts.detect);
+    if (byPort === null) this.ignore();
+    else if (byPort === 'probe') this.probe = new KafkaDetector(opts.maxFrameBytes, tcp, opts.learnedBrokerPorts);
+    else this.decide(byPort.client);
   }
 
   // ---- StreamHandler -------------------------------------------------------------------------
@@ -148,7 +134,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     if (dir === this.clientDir) {
       if (this.firstClientByte) {
         this.firstClientByte = false;
-        if (this.startSeen && looksLikeTls(buf, off, len)) this.startTls(null);
+        if (this.startSeen && looksLikeTls(buf, off, len)) this.startTls(null, null);
       }
       if (this.tls !== null) this.tls.data(0, buf, off, len, frame, tsSec, tsNsec);
       else this.requests.data(buf, off, len, frame, tsSec, tsNsec);
@@ -166,22 +152,17 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.tsSec = clock.tsSec;
       this.tsNsec = clock.tsNsec;
     }
-    if (!this.decided) {
-      if (this.tls !== null) this.tls.gap(dir === 0 ? 0 : 1, bytes, frame);
-      else if (!this.probe!.gap(dir, bytes, frame, this.tsSec, this.tsNsec)) this.ignore();
+    if (!this.decided && this.tls === null) {
+      this.probe!.gap(dir, bytes, frame, this.tsSec, this.tsNsec);
+      this.act(this.probe!.verdict());
       return;
     }
+    // Undecided TLS (an unknown port, so the SYN was seen and side A is the client): its link holds the note.
     this.firstClientByte = false;
     const from = dir === this.clientDir ? 'client' : 'broker';
-    this.listener.note(this, {
-      kind: 'gap',
-      frame,
-      tsSec: this.tsSec,
-      tsNsec: this.tsNsec,
-      from,
-      bytes,
-      message: `${bytes} bytes from the ${from} are missing from the capture`,
-    });
+    const note: StreamNote = { kind: 'gap', frame, tsSec: this.tsSec, tsNsec: this.tsNsec, from, bytes, message: `${bytes} bytes from the ${from} are missing from the capture` };
+    if (this.decided) this.listener.note(this, note);
+    else this.tlsLink!.note(note);
     this.saslLost();
     if (this.tls !== null) this.tls.gap(dir === this.clientDir ? 0 : 1, bytes, frame);
     else (dir === this.clientDir ? this.requests : this.responses).gap(bytes, frame);
@@ -205,8 +186,8 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
 
   // ---- TLS: the session hands back plaintext ---------------------------------------------------
 
-  private startTls(owner: TlsProbeOwner | null): void {
-    this.tlsLink = startTls(this, this.listener, this.opts.tlsKeys ?? null, owner);
+  private startTls(owner: TlsProbeOwner | null, detector: KafkaDetector | null): void {
+    this.tlsLink = startTls(this, this.listener, this.opts.tlsKeys ?? null, owner, detector);
     this.tls = this.tlsLink.session;
   }
 
@@ -217,14 +198,6 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
 
   tlsIsNotKafka(): void {
     this.ignore();
-  }
-
-  get brokerPortIsKafka(): boolean {
-    return this.opts.learnedBrokerPorts?.has(this.tcp.b.port) === true;
-  }
-
-  get maxFrameBytes(): number {
-    return this.opts.maxFrameBytes;
   }
 
   get tlsInfo(): TlsInfo | null {
@@ -283,28 +256,41 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     });
   }
 
-  /** Unknown port: the probe keeps the first bytes until one side plainly sends Kafka requests. */
+  /** Unknown port: the detector keeps the first bytes until they (or, when they cannot tell, the port) decide. */
   private probeData(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
     const probe = this.probe!;
     if (dir === 0 && this.startSeen && probe.empty && looksLikeTls(buf, off, len)) {
-      // The client starts a TLS handshake: decrypted (with keys), its plaintext says whether it is Kafka.
+      // The client starts a TLS handshake: decrypted (with keys), its plaintext goes to the detector.
       this.probe = null;
-      this.startTls(this);
+      this.startTls(this, probe);
       this.tls!.data(0, buf, off, len, frame, tsSec, tsNsec);
       return;
     }
     const kept = probe.data(dir, buf, off, len, frame, tsSec, tsNsec);
-    const verdict = probe.verdict();
-    if (verdict === 'not-kafka') this.ignore();
-    if (typeof verdict === 'string') return;
+    // The detector may have kept only part of this segment: the rest follows what it kept.
+    if (this.act(probe.verdict()) && kept < len) this.data(dir, buf, off + kept, len - kept, frame, tsSec, tsNsec);
+  }
+
+  /** Acts on the detector's verdict: true when the connection is now Kafka (what the detector kept replayed). */
+  private act(v: Verdict): boolean {
+    const probe = this.probe;
+    if (probe === null || v === 'undecided') return false;
     this.probe = null;
-    this.decide(verdict.client);
-    probe.replay(
-      (d, bytes, f, s, ns) => this.data(d, bytes, 0, bytes.length, f, s, ns),
-      (d, bytes, f) => this.gap(d, bytes, f),
-    );
-    // The probe may have kept only part of this segment.
-    if (kept < len) this.data(dir, buf, off + kept, len - kept, frame, tsSec, tsNsec);
+    if (v === 'not-kafka') {
+      this.ignore();
+      return false;
+    }
+    this.decide(v.client);
+    probe.replay(this);
+    return true;
+  }
+
+  replayData(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
+    this.data(dir, buf, off, len, frame, tsSec, tsNsec);
+  }
+
+  replayGap(dir: Direction, bytes: number, frame: number): void {
+    this.gap(dir, bytes, frame);
   }
 
   // ---- requests ----------------------------------------------------------------------------------
