@@ -171,6 +171,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   end(reason: 'closed' | 'reset' | 'idle' | 'evicted' | 'capture-end'): void {
     if (this.ignored) return;
     this.tlsLink?.end(); // TLS still undecided on an unknown port: its port decides now
+    if (this.probe !== null) this.act(this.probe.settle()); // so do plaintext bytes that could not tell
     if (!this.decided || this.ignored) return;
     this.requestFramer?.end(this.tsSec, this.tsNsec);
     this.responseFramer?.end(this.tsSec, this.tsNsec);

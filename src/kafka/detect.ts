@@ -199,7 +199,7 @@ export class KafkaDetector {
     const v = this.byBytes();
     if (v !== 'undecided') return v;
     const full = this.kept[0] >= PROBE_BYTES || this.kept[1] >= PROBE_BYTES || this.pieces.length > MAX_PROBE_CHUNKS;
-    return full ? 'not-kafka' : v;
+    return full ? this.byPort() : v;
   }
 
   /** No more bytes will come (the connection ended, or TLS cannot be read): the bytes' verdict, else the port's. */
