@@ -4,69 +4,27 @@
  * responses with requests by correlation ID, and follows SASL's headerless token exchange.
  */
 import type { Direction, Endpoint, StreamHandler, TcpConnection } from '../tcp/types.js';
-import { DONE, Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, STREAM, type FrameSink, type HeadAnswer, type Plausibility } from './framer.js';
+import { DONE, STREAM, type Framer, type HeadAnswer, type Plausibility } from './framer.js';
 import type { RequestHeader } from './types.js';
 import { str } from './fields.js';
 import { API_KEY, protocol } from './protocol.js';
 import { bodyForm, type BodyForm } from './body-form.js';
 import { isRequest, RequestDecoder, type RequestNotes } from './request-decoder.js';
 import { isResponse, ResponseDecoder } from './response-decoder.js';
-import { clientByPort, KafkaDetector, plausibleRequest, type DetectorReplay, type Verdict } from './detect.js';
+import { clientByPort, KafkaDetector, plausibleRequest, plausibleRequestHead, type DetectorReplay, type Verdict } from './detect.js';
 import type { KafkaConnection, KafkaListener, KafkaRequest, KafkaResponse, StreamNote } from './events.js';
 import { PendingRequests } from './pending.js';
-import { responseStartsHere } from './resync.js';
+import { plausibleResponse } from './resync.js';
 import { SaslTokens } from './sasl.js';
-import { RequestSink, ResponseSink, type FrameHandlers } from './sinks.js';
+import { MIN_REQUEST_BYTES, MIN_RESPONSE_BYTES, requestFramer, responseFramer, type FrameHandlers } from './sinks.js';
 import { looksLikeTls } from '../tls/sniff.js';
-import type { KeyLog } from '../tls/keylog.js';
+import type { KafkaOptions } from './options.js';
 import type { TlsSession, TlsSide } from '../tls/session.js';
 import type { TlsInfo } from '../tls/types.js';
 import { startTls, type PlaintextSink, type TlsLink, type TlsProbeOwner } from './tls-link.js';
 
-export interface KafkaOptions {
-  /** Ports whose connections are Kafka without detection. */
-  kafkaPorts: ReadonlySet<number>;
-  /** Detect Kafka on other ports from the client's first bytes. */
-  detect: boolean;
-  /** Frames larger than this mean the stream is out of sync (Kafka's socket.request.max.bytes). */
-  maxFrameBytes: number;
-  /** Requests awaiting a response kept per connection; the oldest is given up beyond this. */
-  maxPendingRequests?: number;
-  /** Broker ports learned from connections whose SYN the capture saw (shared by the factory's conversations). */
-  learnedBrokerPorts?: Set<number>;
-  /** The time of the packet being processed, kept by the caller: gaps are dated by the packet that revealed them. */
-  clock?: { tsSec: number; tsNsec: number };
-  /** TLS secrets (--tls-keylog, the capture's Decryption Secrets Blocks), or null when there are none. */
-  tlsKeys?: KeyLog | null;
-  /**
-   * Keep PushTelemetry requests up to this many bytes whole and hand over their Metrics blob
-   * (`KafkaRequest.metricsBlob`); 0 or absent: the blob is sized, never copied (telemetry-frame.ts).
-   */
-  keepTelemetryBytes?: number;
-  /**
-   * `kcid requests --bodies`: read every body, keeping up to this many bytes of each frame (a larger
-   * frame is decoded as far as that goes), as {@link bodyForm} says. Absent: decode only what the rules read.
-   */
-  maxBodyBytes?: number;
-  /**
-   * With maxBodyBytes, what each body becomes: 'value' (the default), every field decoded into
-   * `body`; 'json', its JSON written from the wire into `bodyJson` (Kafka's converter form, secrets
-   * hidden), with only what the rules read decoded into `body`, as without maxBodyBytes.
-   */
-  bodyForm?: 'value' | 'json';
-}
+export type { KafkaOptions };
 
-/** Bytes of each frame handed to the first decode attempt: enough for nearly every request header. */
-const INITIAL_HEAD = 96;
-/**
- * The same for responses: the correlation id, the header's tagged fields and a top-level ErrorCode
- * fit; the few bodies kcid reads ask for more. Copying no more than that matters on small frames.
- */
-const INITIAL_RESPONSE_HEAD = 16;
-/** Smallest request: int16 key, int16 version, int32 correlation id (header v0). */
-const MIN_REQUEST_BYTES = 8;
-/** Smallest response: int32 correlation id. */
-const MIN_RESPONSE_BYTES = 4;
 const DEFAULT_MAX_PENDING = 1024;
 
 export class KafkaConversation implements StreamHandler, KafkaConnection, FrameHandlers, PlaintextSink, TlsProbeOwner, RequestNotes, DetectorReplay {
@@ -160,7 +118,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     // Undecided TLS (an unknown port, so the SYN was seen and side A is the client): its link holds the note.
     this.firstClientByte = false;
     const from = dir === this.clientDir ? 'client' : 'broker';
-    const note: StreamNote = { kind: 'gap', frame, tsSec: this.tsSec, tsNsec: this.tsNsec, from, bytes, message: `${bytes} bytes from the ${from} are missing from the capture` };
+    const note = this.noteOf('gap', frame, from, bytes, `${bytes} bytes from the ${from} are missing from the capture`);
     if (this.decided) this.listener.note(this, note);
     else this.tlsLink!.note(note);
     this.saslLost();
@@ -235,7 +193,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private get requests(): Framer {
     if (this.requestFramer === null) {
       this.requestDecoder = new RequestDecoder(protocol(), this.bodies, this.keepTelemetryBytes, this);
-      this.requestFramer = this.framer(new RequestSink(this), INITIAL_HEAD, MIN_REQUEST_BYTES, this.sasl.clientActive, this.keepTelemetryBytes);
+      this.requestFramer = requestFramer(this, this.opts.maxFrameBytes, Math.max(this.bodies.maxPrefix, this.keepTelemetryBytes), this.sasl.clientActive);
     }
     return this.requestFramer;
   }
@@ -243,18 +201,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   private get responses(): Framer {
     if (this.responseFramer === null) {
       this.responseDecoder = new ResponseDecoder(protocol(), this.bodies);
-      this.responseFramer = this.framer(new ResponseSink(this), INITIAL_RESPONSE_HEAD, MIN_RESPONSE_BYTES, this.sasl.serverActive);
+      this.responseFramer = responseFramer(this, this.opts.maxFrameBytes, this.bodies.maxPrefix, this.sasl.serverActive);
     }
     return this.responseFramer;
-  }
-
-  private framer(sink: FrameSink, initialHead: number, minFrameBytes: number, tokens: boolean, keepBytes = 0): Framer {
-    return new Framer(sink, {
-      maxFrameBytes: this.opts.maxFrameBytes,
-      initialHead,
-      maxPrefixBytes: Math.max(this.bodies.maxPrefix, keepBytes),
-      minFrameBytes: tokens ? 0 : minFrameBytes,
-    });
   }
 
   /** Unknown port: the detector keeps the first bytes until they (or, when they cannot tell, the port) decide. */
@@ -305,7 +254,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
     this.currentRequestIsToken = false;
     if (this.sasl.clientActive) {
       const correlation = headLen >= 8 ? head.readInt32BE(at + 4) : -1;
-      const verdict = (): Plausibility => plausibleRequest(withSize(head, at, headLen, size), 0, headLen + 4, true, this.opts.maxFrameBytes);
+      const verdict = (): Plausibility => plausibleRequestHead(head, at, headLen, size, this.opts.maxFrameBytes);
       if (this.sasl.clientFrameIsToken(verdict, correlation)) {
         this.currentRequestIsToken = true;
         return DONE;
@@ -319,18 +268,11 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   }
 
   requestNote(kind: 'unknown-api' | 'removed-version' | 'malformed-body', frame: number, header: RequestHeader, message: string): void {
-    this.listener.note(this, {
-      kind,
-      frame,
-      tsSec: this.tsSec,
-      tsNsec: this.tsNsec,
-      from: 'client',
-      bytes: 0,
-      message,
-      apiKey: header.apiKey,
-      apiVersion: header.apiVersion,
-      correlationId: header.correlationId,
-    });
+    const n: StreamNote = this.noteOf(kind, frame, 'client', 0, message);
+    n.apiKey = header.apiKey;
+    n.apiVersion = header.apiVersion;
+    n.correlationId = header.correlationId;
+    this.listener.note(this, n);
   }
 
   requestEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
@@ -361,14 +303,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   // ---- responses ---------------------------------------------------------------------------------
 
   plausibleResponse(buf: Buffer, off: number, len: number, segmentStart: boolean): Plausibility {
-    if (len < 8) return NEED_MORE;
-    const size = buf.readInt32BE(off);
-    if (size < 4 || size > this.opts.maxFrameBytes) return IMPLAUSIBLE;
-    const request = this.pending.get(buf.readInt32BE(off + 4));
-    if (request === undefined) return IMPLAUSIBLE;
-    // A segment start is a likely boundary; elsewhere the response must decode as this request's.
-    if (segmentStart) return PLAUSIBLE;
-    return responseStartsHere(buf, off, len, size, request.header.apiKey, request.header.apiVersion);
+    return plausibleResponse(buf, off, len, segmentStart, this.pending, this.opts.maxFrameBytes);
   }
 
   responseHead(head: Buffer, at: number, headLen: number, size: number, frame: number, final = false): HeadAnswer {
@@ -437,36 +372,17 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
 
   desync(from: 'client' | 'broker', skipped: number, reason: string, frame: number): void {
     this.saslLost();
-    this.listener.note(this, {
-      kind: 'desync',
-      frame,
-      tsSec: this.tsSec,
-      tsNsec: this.tsNsec,
-      from,
-      bytes: skipped,
-      message: `${skipped} bytes from the ${from} could not be framed as Kafka (${reason})`,
-    });
+    this.listener.note(this, this.noteOf('desync', frame, from, skipped, `${skipped} bytes from the ${from} could not be framed as Kafka (${reason})`));
   }
 
   private noteTruncated(from: 'client' | 'broker', frame: number, size: number): void {
-    this.listener.note(this, {
-      kind: 'truncated-frame',
-      frame,
-      tsSec: this.tsSec,
-      tsNsec: this.tsNsec,
-      from,
-      bytes: size,
-      message: `a ${size}-byte ${from === 'client' ? 'request' : 'response'} is incomplete in the capture`,
-    });
+    this.listener.note(this, this.noteOf('truncated-frame', frame, from, size, `a ${size}-byte ${from === 'client' ? 'request' : 'response'} is incomplete in the capture`));
   }
-}
 
-/** The head with its int32 size in front, for the plausibility check. */
-function withSize(head: Buffer, at: number, headLen: number, size: number): Buffer {
-  const b = Buffer.allocUnsafe(headLen + 4);
-  b.writeInt32BE(size, 0);
-  head.copy(b, 4, at, at + headLen);
-  return b;
+  /** A note dated by the packet being processed. */
+  private noteOf(kind: StreamNote['kind'], frame: number, from: 'client' | 'broker', bytes: number, message: string): StreamNote {
+    return { kind, frame, tsSec: this.tsSec, tsNsec: this.tsNsec, from, bytes, message };
+  }
 }
 
 /** The one place that turns the TCP stage's connections into Kafka conversations. */

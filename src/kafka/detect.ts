@@ -56,6 +56,14 @@ export function plausibleRequest(buf: Buffer, off: number, len: number, strict: 
   }
 }
 
+/** plausibleRequest (strict) of a frame head head[at, at + headLen) whose int32 size the framer already read. */
+export function plausibleRequestHead(head: Buffer, at: number, headLen: number, size: number, maxFrameBytes: number): Plausibility {
+  const b = Buffer.allocUnsafe(headLen + 4);
+  b.writeInt32BE(size, 0);
+  head.copy(b, 4, at, at + headLen);
+  return plausibleRequest(b, 0, headLen + 4, true, maxFrameBytes);
+}
+
 /**
  * buf[start, end) is UTF-8 (RFC 3629 §4: no overlong forms, no surrogates, nothing above U+10FFFF)
  * with no C0 control, DEL or C1 control. `cut`: the text goes on past `end`, so a sequence cut there
