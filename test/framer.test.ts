@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Framer, IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, STREAM, type FrameSink, type Plausibility } from '../src/kafka/framer.js';
+import { DONE, Framer, IMPLAUSIBLE, NEED_MORE, NOT_A_FRAME, PLAUSIBLE, STREAM, need, type FrameSink, type HeadAnswer, type Plausibility } from '../src/kafka/framer.js';
 
 /** A frame: int32 size, then a 1-byte tag ('K' for a good frame) and filler. */
 function frame(size: number, tag = 0x4b, fill = 0x00): Buffer {
@@ -25,15 +25,15 @@ class RecordingSink implements FrameSink {
   /** headLen of every look that was answered. */
   looks: number[] = [];
   constructor(private readonly want: (size: number) => number = (size) => Math.min(size, 4)) {}
-  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer {
     const head = buf.subarray(at, at + headLen);
-    if (head[0] !== 0x4b) return -1; // not one of our frames
+    if (head[0] !== 0x4b) return NOT_A_FRAME; // not one of our frames
     const want = this.want(size);
-    if (want > headLen && !final) return want;
+    if (want > headLen && !final) return need(want);
     // A frame that arrived whole is given whole (headLen = size): record what was asked for.
     this.looks.push(headLen);
     this.events.push({ kind: 'head', frame, size, head: head.subarray(0, Math.min(headLen, want)).toString('hex'), ...(final ? { final } : {}) });
-    return headLen;
+    return DONE;
   }
   frameEnd(frame: number, _s: number, _n: number, complete: boolean): void {
     this.events.push({ kind: 'end', frame, complete });
@@ -144,7 +144,7 @@ describe('Framer', () => {
     class StreamingSink extends RecordingSink {
       streamed: number[] = [];
       holes = 0;
-      override frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+      override frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer {
         // Frames of 300 bytes are streamed after their first 4; the others are read as RecordingSink reads them.
         if (size === 300 && !final && headLen < size && buf[at] === 0x4b) {
           this.streamed.push(...buf.subarray(at, at + headLen));
@@ -182,10 +182,10 @@ describe('Framer', () => {
     const seen: string[] = [];
     const whole = (name: string): FrameSink => ({
       frameHead(buf, at, headLen, size) {
-        if (headLen < size) return size;
+        if (headLen < size) return need(size);
         const body = buf.subarray(at, at + size);
         seen.push(`${name}:${size}:${body.every((x) => x === (size & 0xff))}`);
-        return size;
+        return DONE;
       },
       frameEnd() {},
       plausibleStart: () => IMPLAUSIBLE,

@@ -1,7 +1,9 @@
 /**
- * Is this Kafka? Two questions the conversation asks of raw bytes: does a request plausibly start
- * here (to resync a client stream, and to tell a SASL token from the next request), and, on a port
- * not known to be Kafka, which side of a new connection is the client (the probe).
+ * Is this Kafka? The one place that decides it. Two questions asked of raw bytes: does a request
+ * plausibly start here (to resync a client stream, and to tell a SASL token from the next request),
+ * and, on a port not known to be Kafka, is a connection Kafka and which side is its client (the
+ * {@link KafkaDetector}, for plaintext connections and for TLS sessions' plaintext alike; its ports
+ * first: {@link clientByPort}).
  */
 import type { Direction } from '../tcp/types.js';
 import { protocol } from './protocol.js';
@@ -14,7 +16,7 @@ import { looksLikeTls } from '../tls/sniff.js';
 export const PROBE_BYTES = 4096;
 /**
  * Pieces kept while deciding. Data pieces are bounded by PROBE_BYTES, but a gap costs no bytes:
- * a run of bare ACKs acknowledging bytes never captured would otherwise grow the probe forever.
+ * a run of bare ACKs acknowledging bytes never captured would otherwise grow the detector forever.
  */
 const MAX_PROBE_CHUNKS = 1024;
 
@@ -52,6 +54,14 @@ export function plausibleRequest(buf: Buffer, off: number, len: number, strict: 
     if (e instanceof DecodeError) return available < frameEnd ? NEED_MORE : IMPLAUSIBLE;
     throw e;
   }
+}
+
+/** plausibleRequest (strict) of a frame head head[at, at + headLen) whose int32 size the framer already read. */
+export function plausibleRequestHead(head: Buffer, at: number, headLen: number, size: number, maxFrameBytes: number): Plausibility {
+  const b = Buffer.allocUnsafe(headLen + 4);
+  b.writeInt32BE(size, 0);
+  head.copy(b, 4, at, at + headLen);
+  return plausibleRequest(b, 0, headLen + 4, true, maxFrameBytes);
 }
 
 /**
@@ -95,67 +105,146 @@ export function isClientIdText(buf: Buffer, start: number, end: number, cut: boo
   return true;
 }
 
-type ProbeChunk = { dir: Direction; bytes: Buffer | null; gap: number; frame: number; tsSec: number; tsNsec: number };
-
-/** What the probe makes of the bytes so far. */
-export type ProbeVerdict = { client: Direction } | 'undecided' | 'not-kafka';
+type Piece = { dir: Direction; bytes: Buffer | null; gap: number; frame: number; tsSec: number; tsNsec: number };
 
 /**
- * An unknown port: keeps the first bytes of each direction (a copy: the packet buffer is reused)
- * until one of them starts with a plausible Kafka request. That side is the client; the owner then
- * replays what was kept, in capture order.
+ * What the detector makes of a connection so far: its client (by its bytes, or by its port when they
+ * cannot tell), not Kafka, or undecided (more bytes may tell).
  */
-export class KafkaProbe {
-  private chunks: ProbeChunk[] = [];
+export type Verdict = Client | 'undecided' | 'not-kafka';
+/** The side that sends requests (its TCP direction). */
+export interface Client {
+  readonly client: Direction;
+}
+const CLIENT_A: Client = { client: 0 };
+const CLIENT_B: Client = { client: 1 };
+
+/** A connection's two endpoints and whether the capture saw its SYN (sent by side A). */
+export interface ConnectionEnds {
+  readonly a: { readonly port: number };
+  readonly b: { readonly port: number };
+  readonly synSeen: boolean;
+}
+
+/** Where kept pieces go once the detector has decided (the conversation's streams, or a TLS link's plaintext). */
+export interface DetectorReplay {
+  replayData(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void;
+  replayGap(dir: Direction, bytes: number, frame: number): void;
+}
+
+/**
+ * The client by the ports alone: a --port (kafkaPorts) on either side, or a port learned as a broker's
+ * (the target of a SYN whose sender then spoke Kafka). `'probe'`: only the bytes can tell; null: not
+ * Kafka (detection off). The SYN decides before any heuristic: its sender, side A, is the client.
+ */
+export function clientByPort(c: ConnectionEnds, kafkaPorts: ReadonlySet<number>, learned: ReadonlySet<number> | undefined, detect: boolean): Client | 'probe' | null {
+  const aKafka = kafkaPorts.has(c.a.port);
+  if (kafkaPorts.has(c.b.port) || (aKafka && c.synSeen)) return CLIENT_A;
+  if (aKafka) return CLIENT_B;
+  if (!detect) return null;
+  // A connection whose start the capture missed, where its first bytes could be a response: a learned port settles it.
+  if (!c.synSeen) {
+    const learnedClient = learnedPortClient(c, learned);
+    if (learnedClient !== null) return learnedClient;
+  }
+  return 'probe';
+}
+
+/** The client by a learned broker port on one side only, or null. */
+function learnedPortClient(c: ConnectionEnds, learned: ReadonlySet<number> | undefined): Client | null {
+  if (learned === undefined) return null;
+  const a = learned.has(c.a.port);
+  const b = learned.has(c.b.port);
+  if (b && (c.synSeen || !a)) return CLIENT_A;
+  if (a && !b && !c.synSeen) return CLIENT_B;
+  return null;
+}
+
+/**
+ * "Is this Kafka, and which side is the client?" for a connection on a port not known to be Kafka, in
+ * plaintext or in the plaintext of a TLS session alike. It keeps the first bytes of each direction (a
+ * copy: the packet buffer is reused), at most PROBE_BYTES of each and MAX_PROBE_CHUNKS pieces, until a
+ * candidate client's stream starts with a plausible request (strict: the whole header decodes). A
+ * candidate whose first bytes are not a request is not the client; when no candidate is left, the
+ * connection is not Kafka. When the bytes cannot tell (a gap at or near the start of the client's
+ * stream, or a first request that never completes) and the detector is full or the connection ends,
+ * the port decides: a learned broker port makes it Kafka, with every kept piece handed on (gaps
+ * included) and nothing dropped, since the detector decides before it refuses a byte.
+ */
+export class KafkaDetector {
+  private pieces: Piece[] = [];
   private readonly kept: [number, number] = [0, 0];
 
-  /** `client`: the capture saw the SYN, so only that side can be the client (its sender, side A). */
   constructor(
     private readonly maxFrameBytes: number,
-    private readonly client: Direction | null = null,
+    private readonly ends: ConnectionEnds,
+    private readonly learned: ReadonlySet<number> | undefined,
   ) {}
 
   /** Nothing kept yet, not even a gap. */
   get empty(): boolean {
-    return this.chunks.length === 0;
+    return this.pieces.length === 0;
   }
 
-  /** Keeps up to PROBE_BYTES of this direction; returns how many of `len` bytes were kept. */
+  /** Keeps up to PROBE_BYTES of this direction; returns how many of `len` bytes were kept (the rest is the owner's once decided). */
   data(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): number {
     const keep = Math.min(len, PROBE_BYTES - this.kept[dir]);
     if (keep > 0) {
-      this.chunks.push({ dir, bytes: Buffer.from(buf.subarray(off, off + keep)), gap: 0, frame, tsSec, tsNsec });
+      this.pieces.push({ dir, bytes: Buffer.from(buf.subarray(off, off + keep)), gap: 0, frame, tsSec, tsNsec });
       this.kept[dir] += keep;
     }
     return keep;
   }
 
-  /** A gap; false when the probe has seen too many pieces to go on (the connection is not Kafka). */
-  gap(dir: Direction, bytes: number, frame: number, tsSec: number, tsNsec: number): boolean {
-    if (this.chunks.length >= MAX_PROBE_CHUNKS) return false;
-    this.chunks.push({ dir, bytes: null, gap: bytes, frame, tsSec, tsNsec });
-    return true;
+  /** `bytes` of direction `dir` are missing from the capture. */
+  gap(dir: Direction, bytes: number, frame: number, tsSec: number, tsNsec: number): void {
+    // One past the bound, so that the verdict (full) still hands this gap on.
+    if (this.pieces.length <= MAX_PROBE_CHUNKS) this.pieces.push({ dir, bytes: null, gap: bytes, frame, tsSec, tsNsec });
   }
 
-  verdict(): ProbeVerdict {
-    for (const d of [0, 1] as const) if ((this.client === null || d === this.client) && this.directionVerdict(d) === PLAUSIBLE) return { client: d };
-    return this.kept[0] >= PROBE_BYTES || this.kept[1] >= PROBE_BYTES ? 'not-kafka' : 'undecided';
+  /** The verdict on the bytes so far; with the detector full, the port's. */
+  verdict(): Verdict {
+    const v = this.byBytes();
+    if (v !== 'undecided') return v;
+    const full = this.kept[0] >= PROBE_BYTES || this.kept[1] >= PROBE_BYTES || this.pieces.length > MAX_PROBE_CHUNKS;
+    return full ? this.byPort() : v;
   }
 
-  /** Hands back what was kept, in capture order; the probe is empty afterwards. */
-  replay(data: (dir: Direction, bytes: Buffer, frame: number, tsSec: number, tsNsec: number) => void, gap: (dir: Direction, bytes: number, frame: number) => void): void {
-    const chunks = this.chunks;
-    this.chunks = [];
-    for (const c of chunks) {
-      if (c.bytes !== null) data(c.dir, c.bytes, c.frame, c.tsSec, c.tsNsec);
-      else gap(c.dir, c.gap, c.frame);
+  /** No more bytes will come (the connection ended, or TLS cannot be read): the bytes' verdict, else the port's. */
+  settle(): Verdict {
+    const v = this.byBytes();
+    return v === 'undecided' ? this.byPort() : v;
+  }
+
+  /** The port's verdict alone: Kafka when the broker's port was learned, else not Kafka. */
+  byPort(): Verdict {
+    return learnedPortClient(this.ends, this.learned) ?? 'not-kafka';
+  }
+
+  /** Hands back what was kept, in capture order; the detector is empty afterwards. */
+  replay(to: DetectorReplay): void {
+    const pieces = this.pieces;
+    this.pieces = [];
+    for (const c of pieces) {
+      if (c.bytes !== null) to.replayData(c.dir, c.bytes, 0, c.bytes.length, c.frame, c.tsSec, c.tsNsec);
+      else to.replayGap(c.dir, c.gap, c.frame);
     }
+  }
+
+  private byBytes(): Verdict {
+    // The SYN's sender (side A) is the only candidate when the capture saw it.
+    const a = this.directionVerdict(0);
+    if (a === PLAUSIBLE) return CLIENT_A;
+    if (this.ends.synSeen) return a === IMPLAUSIBLE ? 'not-kafka' : 'undecided';
+    const b = this.directionVerdict(1);
+    if (b === PLAUSIBLE) return CLIENT_B;
+    return a === IMPLAUSIBLE && b === IMPLAUSIBLE ? 'not-kafka' : 'undecided';
   }
 
   /** Does direction d's kept stream start with a plausible request? (From its first byte, before any gap.) */
   private directionVerdict(d: Direction): Plausibility {
     const parts: Buffer[] = [];
-    for (const c of this.chunks) {
+    for (const c of this.pieces) {
       if (c.dir !== d) continue;
       if (c.bytes === null) break;
       parts.push(c.bytes);

@@ -19,13 +19,12 @@ export interface FrameSink {
    * A frame of `size` bytes starts; `buf[at, at + headLen)` are its first bytes: min(size, asked) of them,
    * or the whole frame when it arrived in one piece and is no larger than maxPrefixBytes (then `buf` is
    * the caller's buffer, valid during the call only: copy what is kept).
-   * Return the number of prefix bytes wanted (at most `size`; more than headLen asks for more bytes
-   * before being called again), -1 to reject the frame as not a frame (out of sync), or {@link STREAM}
-   * for the rest of the frame's bytes, as they pass, by frameBytes (nothing kept).
+   * Returns a {@link HeadAnswer}: DONE, need(n) (n more than headLen: called again with more bytes),
+   * STREAM, or NOT_A_FRAME.
    * `final`: no more bytes of this frame's prefix will come (the capture misses them); the sink
    * decodes what it can from the bytes given and the framer ignores the answer.
    */
-  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer;
   /** After STREAM: the frame's next bytes, at buf[off, off + len), valid during the call only. */
   frameBytes?(buf: Buffer, off: number, len: number): void;
   /** After STREAM: bytes of the rest of the frame are missing from the capture (no more frameBytes). */
@@ -55,8 +54,22 @@ export interface FramerOptions {
 /** How many bytes a resync scan may look at to judge a candidate frame start. */
 export const SCAN_WINDOW = 64;
 
-/** What FrameSink.frameHead returns for the rest of a frame's bytes as they pass. */
-export const STREAM = -2;
+/**
+ * A sink's answer to a frame head (FrameSink.frameHead), in the manner of Go's bufio.SplitFunc or
+ * Wireshark's tcp_dissect_pdus: {@link DONE} with the bytes given, {@link need}(n) for a longer prefix,
+ * {@link STREAM} for the rest of the frame as it passes, or {@link NOT_A_FRAME}.
+ */
+export type HeadAnswer = number & { readonly headAnswer: unique symbol };
+/** The sink has what it wants of this frame: the rest is skipped. */
+export const DONE = 0 as HeadAnswer;
+/** The bytes are not a frame: the stream is out of sync. */
+export const NOT_A_FRAME = -1 as HeadAnswer;
+/** The rest of the frame's bytes, as they pass, by frameBytes (nothing kept). */
+export const STREAM = -2 as HeadAnswer;
+/** The first `bytes` bytes of the frame, before the sink is asked again (capped by the frame's size and maxPrefixBytes). */
+export function need(bytes: number): HeadAnswer {
+  return bytes as HeadAnswer;
+}
 
 export const IMPLAUSIBLE = 0;
 export const PLAUSIBLE = 1;

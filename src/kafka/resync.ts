@@ -11,6 +11,7 @@ import { IMPLAUSIBLE, NEED_MORE, PLAUSIBLE, SCAN_WINDOW, type Plausibility } fro
 import { decodeResponseHeader } from './headers.js';
 import { protocol } from './protocol.js';
 import { DecodeError } from './reader.js';
+import type { PendingRequests } from './pending.js';
 
 /**
  * Could the response to a pending `apiKey` v`apiVersion` request start mid-segment at buf[off] (its
@@ -39,4 +40,18 @@ export function responseStartsHere(buf: Buffer, off: number, len: number, size: 
   if (errorAt + 2 > frameEnd) return IMPLAUSIBLE;
   if (errorAt + 2 > off + len) return len < SCAN_WINDOW ? NEED_MORE : IMPLAUSIBLE;
   return p.error(buf.readInt16BE(errorAt)) !== undefined ? PLAUSIBLE : IMPLAUSIBLE;
+}
+
+/**
+ * Could a response start at buf[off] (its int32 size)? Its correlation ID must be one a pending request
+ * awaits. A segment start is a likely boundary; elsewhere the response must decode as that request's.
+ */
+export function plausibleResponse(buf: Buffer, off: number, len: number, segmentStart: boolean, pending: PendingRequests, maxFrameBytes: number): Plausibility {
+  if (len < 8) return NEED_MORE;
+  const size = buf.readInt32BE(off);
+  if (size < 4 || size > maxFrameBytes) return IMPLAUSIBLE;
+  const request = pending.get(buf.readInt32BE(off + 4));
+  if (request === undefined) return IMPLAUSIBLE;
+  if (segmentStart) return PLAUSIBLE;
+  return responseStartsHere(buf, off, len, size, request.header.apiKey, request.header.apiVersion);
 }

@@ -2,15 +2,37 @@
  * Framer wiring: a conversation has a framer per direction, and each framer's sink hands frame
  * heads, frame ends, resync candidates and desyncs to the conversation's methods for that direction.
  */
-import type { FrameSink, Plausibility } from './framer.js';
+import { Framer, type FrameSink, type HeadAnswer, type Plausibility } from './framer.js';
+
+/** Bytes of each frame handed to the first decode attempt: enough for nearly every request header. */
+const INITIAL_HEAD = 96;
+/**
+ * The same for responses: the correlation id, the header's tagged fields and a top-level ErrorCode
+ * fit; the few bodies kcid reads ask for more. Copying no more than that matters on small frames.
+ */
+const INITIAL_RESPONSE_HEAD = 16;
+/** Smallest request: int16 key, int16 version, int32 correlation id (header v0). */
+export const MIN_REQUEST_BYTES = 8;
+/** Smallest response: int32 correlation id. */
+export const MIN_RESPONSE_BYTES = 4;
+
+/** The client's framer; `tokens`: SASL tokens flow (they may be empty frames). */
+export function requestFramer(c: FrameHandlers, maxFrameBytes: number, maxPrefixBytes: number, tokens: boolean): Framer {
+  return new Framer(new RequestSink(c), { maxFrameBytes, initialHead: INITIAL_HEAD, maxPrefixBytes, minFrameBytes: tokens ? 0 : MIN_REQUEST_BYTES });
+}
+
+/** The broker's framer. */
+export function responseFramer(c: FrameHandlers, maxFrameBytes: number, maxPrefixBytes: number, tokens: boolean): Framer {
+  return new Framer(new ResponseSink(c), { maxFrameBytes, initialHead: INITIAL_RESPONSE_HEAD, maxPrefixBytes, minFrameBytes: tokens ? 0 : MIN_RESPONSE_BYTES });
+}
 
 /** What a conversation does with the frames of its two directions. */
 export interface FrameHandlers {
-  requestHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
+  requestHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer;
   requestEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
   /** Resync of the client stream: could a request start here? */
   plausibleRequestStart(buf: Buffer, off: number, len: number): Plausibility;
-  responseHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number;
+  responseHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer;
   responseEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void;
   /** The rest of a response the conversation streams (responseHead returned STREAM). */
   responseBytes(buf: Buffer, off: number, len: number): void;
@@ -22,7 +44,7 @@ export interface FrameHandlers {
 
 export class RequestSink implements FrameSink {
   constructor(private readonly c: FrameHandlers) {}
-  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer {
     return this.c.requestHead(buf, at, headLen, size, frame, final);
   }
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
@@ -38,7 +60,7 @@ export class RequestSink implements FrameSink {
 
 export class ResponseSink implements FrameSink {
   constructor(private readonly c: FrameHandlers) {}
-  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): number {
+  frameHead(buf: Buffer, at: number, headLen: number, size: number, frame: number, final: boolean): HeadAnswer {
     return this.c.responseHead(buf, at, headLen, size, frame, final);
   }
   frameEnd(frame: number, tsSec: number, tsNsec: number, complete: boolean): void {
