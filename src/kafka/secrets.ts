@@ -102,8 +102,9 @@ export function tokensOf(auth: Uint8Array): string[] {
 }
 
 /** Does bodyJson mask this body by its values (so the wire-to-JSON fast path must not write it)? */
-function masksByValue(kind: 'request' | 'response', apiKey: number): boolean {
-  return CONFIG_APIS.has(apiKey) || (kind === 'response' && apiKey === API_KEY.SaslAuthenticate);
+export function masksByValue(kind: 'request' | 'response', apiKey: number): boolean {
+  // The other config APIs' values are hidden by path whatever their flag or name (HIDDEN_STRING_FIELDS).
+  return kind === 'response' && (apiKey === API_KEY.DescribeConfigs || apiKey === API_KEY.SaslAuthenticate);
 }
 
 /**

@@ -150,8 +150,8 @@ class Half {
   }
 }
 
-/** Every message of the capture whose last byte is in `frame`. */
-export async function locate(file: string, frame: number, p: Protocol, kafkaPorts: ReadonlySet<number>): Promise<LocateResult> {
+/** Every message of the capture whose last byte is in `frame` (null: every message of the capture). */
+export async function locate(file: string, frame: number | null, p: Protocol, kafkaPorts: ReadonlySet<number>): Promise<LocateResult> {
   const messages: Located[] = [];
   const notes: string[] = [];
   let packets = 0;
@@ -161,7 +161,7 @@ export async function locate(file: string, frame: number, p: Protocol, kafkaPort
       open(tcp: TcpConnection): StreamHandler {
         const conn = new Conn(tcp);
         const lostAt = (dir: Direction) => (why: string) => {
-          if (!frameSeen || tcp.firstFrame <= frame) notes.push(`connection ${tcp.id} (${ep(tcp.a)} -> ${ep(tcp.b)}), ${dir === 0 ? 'A to B' : 'B to A'}: ${why}`);
+          if (frame !== null) notes.push(`connection ${tcp.id} (${ep(tcp.a)} -> ${ep(tcp.b)}), ${dir === 0 ? 'A to B' : 'B to A'}: ${why}`);
         };
         const done = (dir: Direction, bytes: Uint8Array, avail: number, pieces: Piece[], gaps: { from: number; to: number }[], last: number): void => {
           if (!conn.decided) {
@@ -179,7 +179,7 @@ export async function locate(file: string, frame: number, p: Protocol, kafkaPort
                 const info: RequestInfo = { apiKey: h.apiKey, apiVersion: h.apiVersion, clientId: h.clientId };
                 if (conn.inFlight.size >= MAX_IN_FLIGHT) conn.inFlight.delete(conn.inFlight.keys().next().value!);
                 conn.inFlight.set(h.correlationId, info);
-                if (last === frame) request = info;
+                if (frame === null || last === frame) request = info;
                 if (h.apiKey === API_KEY.SaslAuthenticate && h.headerVersion !== null && avail === bytes.length) rememberToken(conn, bytes, 4 + h.headerLength, h.apiVersion);
               } catch {
                 // A header that does not parse: the tree shows why.
@@ -190,11 +190,11 @@ export async function locate(file: string, frame: number, p: Protocol, kafkaPort
             request = conn.inFlight.get(corr) ?? null;
             conn.inFlight.delete(corr);
           }
-          if (last !== frame) return;
+          if (frame !== null && last !== frame) return;
           const client = conn.requestDir === 0 ? tcp.a : tcp.b;
           const broker = conn.requestDir === 0 ? tcp.b : tcp.a;
           const tokens = kind === 'request' && request !== null && request.apiKey === API_KEY.SaslAuthenticate ? conn.tokens.slice(0, -1) : conn.tokens.slice();
-          messages.push({ kind, frame, connection: tcp.id, client, broker, bytes, avail, pieces, gaps, request: kind === 'response' ? request : null, tokens });
+          messages.push({ kind, frame: last, connection: tcp.id, client, broker, bytes, avail, pieces, gaps, request: kind === 'response' ? request : null, tokens });
         };
         const halves = [new Half(0, done), new Half(1, done)] as const;
         return {
