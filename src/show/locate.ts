@@ -61,6 +61,10 @@ const i32 = (b: Uint8Array, p: number): number => (b[p]! << 24) | (b[p + 1]! << 
 class Conn {
   readonly inFlight = new Map<number, RequestInfo>();
   tokens: string[] = [];
+  /** Why a direction stopped being framed. */
+  readonly lost: string[] = [];
+  /** A segment of the frame asked for was this connection's. */
+  touched = false;
   requestDir: Direction = 0;
   decided = false;
   constructor(readonly tcp: TcpConnection) {}
@@ -156,12 +160,13 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
   const notes: string[] = [];
   let packets = 0;
   let frameSeen = false;
+  const conns: Conn[] = [];
   const reassembler = new Reassembler(
     {
       open(tcp: TcpConnection): StreamHandler {
         const conn = new Conn(tcp);
         const lostAt = (dir: Direction) => (why: string) => {
-          if (frame !== null) notes.push(`connection ${tcp.id} (${ep(tcp.a)} -> ${ep(tcp.b)}), ${dir === 0 ? 'A to B' : 'B to A'}: ${why}`);
+          conn.lost.push(`connection ${tcp.id} (${ep(tcp.a)} -> ${ep(tcp.b)}), ${dir === 0 ? 'A to B' : 'B to A'}: ${why}`);
         };
         const done = (dir: Direction, bytes: Uint8Array, avail: number, pieces: Piece[], gaps: { from: number; to: number }[], last: number): void => {
           if (!conn.decided) {
@@ -197,11 +202,14 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
           messages.push({ kind, frame: last, connection: tcp.id, client, broker, bytes, avail, pieces, gaps, request: kind === 'response' ? request : null, tokens });
         };
         const halves = [new Half(0, done), new Half(1, done)] as const;
+        conns.push(conn);
         return {
           data(dir, buf, off, len, f) {
+            if (f === frame) conn.touched = true;
             halves[dir].data(buf, off, len, f, lostAt(dir));
           },
           gap(dir, bytes, f) {
+            if (f === frame) conn.touched = true;
             halves[dir].gap(bytes, f, lostAt(dir));
           },
           end() {},
@@ -220,6 +228,8 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
     },
   });
   reassembler.finish();
+  // What stopped framing on the connections the frame belongs to (others are not the user's question).
+  for (const c of conns) if (c.touched) notes.push(...c.lost.slice(0, 4));
   return { messages, notes: frameSeen ? notes : [], packets };
 }
 
