@@ -111,6 +111,25 @@ describe('every field of every schema version', () => {
   });
 });
 
+describe('hostile bytes', () => {
+  it('random bodies of every API: a tree or a WalkFail, and the tree tiles what was read', () => {
+    let seed = 12345;
+    const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
+    for (const api of p.apis) {
+      for (const kind of ['request', 'response'] as const) {
+        const m = kind === 'request' ? api.request : api.response;
+        const v = api.definedVersions.hi > 200 ? api.definedVersions.lo : api.definedVersions.hi;
+        if (layoutFor(m, v) === null) continue;
+        for (let k = 0; k < 30; k++) {
+          const bytes = Uint8Array.from({ length: next() % 96 }, () => (next() % 3 === 0 ? 0xff : next() & 0xff));
+          const tree = messageTree(kind, concat(int32(bytes.length + 4), kind === 'request' ? concat(int16(api.key), int16(v), int32(1)) : int32(1), bytes), Infinity, p, { apiKey: api.key, apiVersion: v, clientId: null });
+          checkTiling(tree.root, `${api.name} v${v} ${kind} #${k}`);
+        }
+      }
+    }
+  });
+});
+
 // tshark's field names for what kcid show lists, and the last part of kcid's paths they match.
 const PDML_FIELDS: Record<string, (path: string) => boolean> = {
   'kafka.len': (x) => x === 'size',

@@ -159,6 +159,11 @@ function settle(node: ShowNode, at: number): void {
   if (kids === undefined) return;
   for (let i = kids.length - 1; i >= 0; i--) {
     const k = kids[i]!;
+    // A field that ends past the break cannot be (the walk appends a field once it is read): dropped for safety.
+    if (k.length >= 0 && k.offset + k.length > at) {
+      kids.splice(i, 1);
+      continue;
+    }
     if (k.length < 0) {
       settle(k, at);
       k.length = at - k.offset;

@@ -217,7 +217,7 @@ function walkTags(c: Cursor, tagged: Map<number, FieldSchema>, ctx: Ctx, prefix:
     const size = c.uvarint(sizeAt, prefix);
     c.leaf(node.children!, join(tagPath, 'size'), sizeAt, 'uvarint', size);
     const valueAt = c.pos;
-    c.needLength(size, sizeAt, prefix);
+    c.needLength(size, valueAt, prefix);
     const end = c.pos + size;
     if (f === undefined) {
       c.pos = end;
