@@ -313,6 +313,26 @@ describe('kcid show on built captures', () => {
     expect(r2.stdout).toMatch(/CRC-32C wrong: the bytes give 0x[0-9a-f]{8}/);
   });
 
+  it('TLS: the decrypted stream, the same tree as the plaintext leg the server relayed it to', async () => {
+    const file = join(FIXTURES, 'kafkajs-tls-tls13-chacha20.pcap');
+    const keys = join(FIXTURES, 'kafkajs-tls-tls13-chacha20.keys');
+    type Doc = { messages: { tls: boolean; frames: { frame: number }[]; tree: ShowNode; apiName: string }[] };
+    for (const [tlsFrame, plainFrame] of [
+      [8, 13],
+      [18, 15],
+      [25, 26],
+    ] as const) {
+      const tls = JSON.parse((await runKcid(['show', file, String(tlsFrame), '--tls-keylog', keys, '--format', 'json'])).stdout) as Doc;
+      const plain = JSON.parse((await runKcid(['show', file, String(plainFrame), '--format', 'json'])).stdout) as Doc;
+      expect(tls.messages.map((m) => m.tls)).toEqual([true]);
+      expect(plain.messages.map((m) => m.tls)).toEqual([false]);
+      expect(tls.messages[0]!.tree).toEqual(plain.messages[0]!.tree);
+      checkTiling(tls.messages[0]!.tree, `TLS frame ${tlsFrame}`);
+    }
+    const without = await runKcid(['show', file, '8']);
+    expect(without.stdout).toContain('no Kafka message ends in it');
+  });
+
   it('every batch CRC of the real captures checks', async () => {
     const found = await locate(join(FIXTURES, 'kcat-mock-produce.pcap'), null, p, new Set([37237, 37879, 44615]));
     let crcs = 0;

@@ -4,6 +4,7 @@
  * hex dump (src/show/). Self-contained: {@link planShow} turns the command line into a plan (pure),
  * {@link runShow} runs it, {@link registerShow} adds the command to the program.
  */
+import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { activateProtocol, type Kip1313Revision } from '../kafka/protocol.js';
 import { parseApis } from '../analysis/filters.js';
@@ -23,6 +24,7 @@ export interface ShowCliOptions {
   kafkaSpecs?: string;
   kip1313?: string;
   output?: string;
+  tlsKeylog?: string[];
 }
 
 export interface ShowPlan {
@@ -40,6 +42,7 @@ export interface ShowPlan {
   readonly kafkaSpecs: string | null;
   readonly kip1313: Kip1313Revision;
   readonly output: string | undefined;
+  readonly tlsKeylogs: readonly string[];
 }
 
 /** The plan of a `kcid show` command line; throws UsageError for a bad one. */
@@ -82,6 +85,7 @@ export function planShow(args: readonly string[], o: ShowCliOptions): ShowPlan {
     kafkaSpecs: o.kafkaSpecs ?? null,
     kip1313: o.kip1313 === 'accepted' ? 'accepted' : 'voting',
     output: o.output,
+    tlsKeylogs: o.tlsKeylog ?? [],
   };
 }
 
@@ -90,7 +94,18 @@ export async function runShow(plan: ShowPlan, io: Io): Promise<number> {
   const { locate, endpointText } = await import('../show/locate.js');
   const { messageTree } = await import('../show/message.js');
   const { renderJson, renderText } = await import('../show/render.js');
-  const found = await locate(plan.capture, plan.frame, p, plan.kafkaPorts);
+  const { KeyLog } = await import('../tls/keylog.js');
+  const keys = new KeyLog();
+  for (const path of plan.tlsKeylogs) {
+    let text: string;
+    try {
+      text = readFileSync(path, 'latin1');
+    } catch (e) {
+      throw new UsageError(`--tls-keylog ${path}: ${(e as NodeJS.ErrnoException).code ?? 'cannot be read'}`);
+    }
+    keys.add(path, text);
+  }
+  const found = await locate(plan.capture, plan.frame, p, plan.kafkaPorts, keys);
   const shown = found.messages
     .map((at) => ({ at, tree: messageTree(at.kind, at.bytes, at.avail, p, at.request, { payload: plan.payload, tokens: at.tokens }) }))
     .filter(({ at, tree }) => {
@@ -123,6 +138,7 @@ export function registerShow(program: Command, io: Io, done: (code: number) => v
     .option('--api <apis>', 'only messages of these APIs (names or keys)')
     .option('--correlation-id <id>', 'only messages with this correlation id')
     .option('--client <client>', 'only messages of this client (address, host:port or ClientId)')
+    .option('--tls-keylog <file>', 'NSS key log (SSLKEYLOGFILE) to decrypt TLS connections with; repeatable. A secret: never printed', (v: string, prev: string[] = []) => [...prev, v])
     .option('-p, --port <ports>', `Kafka broker ports, comma-separated (default: ${DEFAULT_KAFKA_PORTS.join(',')})`)
     .option('--kafka-specs <path>', "decode with your Kafka's message schemas: a folder of its common/message JSON files or a kafka-clients jar")
     .addOption(new Option('--kip-1313 <revision>', 'the KIP-1313 revision request headers are read by').choices(['voting', 'accepted']).default('voting'))

@@ -17,6 +17,9 @@ import { decodeRequestHeader } from '../kafka/headers.js';
 import { tokensOf } from '../kafka/secrets.js';
 import { API_KEY } from '../kafka/schema/registry.js';
 import type { RequestInfo } from './message.js';
+import { TlsSession, type TlsSide } from '../tls/session.js';
+import { KeyLog } from '../tls/keylog.js';
+import { SECRETS_TLS_KEY_LOG } from '../capture/types.js';
 
 /** A message larger than this is not shown (its size is still reported). */
 export const MAX_SHOWN_BYTES = 64 * 1024 * 1024;
@@ -44,6 +47,8 @@ export interface Located {
   readonly avail: number;
   readonly pieces: readonly Piece[];
   readonly gaps: readonly { readonly from: number; readonly to: number }[];
+  /** Over TLS: the offsets are in the decrypted stream, and `pieces` name the frames that completed each TLS record. */
+  readonly tls: boolean;
   /** For a response: its request, when the capture holds it. */
   readonly request: RequestInfo | null;
   readonly tokens: readonly string[];
@@ -65,6 +70,10 @@ class Conn {
   readonly lost: string[] = [];
   /** A segment of the frame asked for was this connection's. */
   touched = false;
+  /** A TLS connection: its session, and the direction the ClientHello came from. */
+  tls: TlsSession | null = null;
+  tlsClientDir: Direction = 0;
+  seenData = false;
   requestDir: Direction = 0;
   decided = false;
   constructor(readonly tcp: TcpConnection) {}
@@ -90,11 +99,6 @@ class Half {
     const end = off + len;
     while (p < end && this.lost === null) {
       if (this.msg === null) {
-        if (this.have === 0 && end - p >= 2 && buf[p] === 0x16 && buf[p + 1] === 0x03) {
-          this.lost = `a TLS stream (kcid show reads plaintext Kafka only: decrypted TLS is not shown yet)`;
-          lostAt(this.lost);
-          return;
-        }
         const n = Math.min(4 - this.have, end - p);
         this.size.set(buf.subarray(p, p + n), this.have);
         this.pieces.push({ frame, from: this.have, to: this.have + n });
@@ -155,7 +159,7 @@ class Half {
 }
 
 /** Every message of the capture whose last byte is in `frame` (null: every message of the capture). */
-export async function locate(file: string, frame: number | null, p: Protocol, kafkaPorts: ReadonlySet<number>): Promise<LocateResult> {
+export async function locate(file: string, frame: number | null, p: Protocol, kafkaPorts: ReadonlySet<number>, keys: KeyLog = new KeyLog()): Promise<LocateResult> {
   const messages: Located[] = [];
   const notes: string[] = [];
   let packets = 0;
@@ -199,20 +203,47 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
           const client = conn.requestDir === 0 ? tcp.a : tcp.b;
           const broker = conn.requestDir === 0 ? tcp.b : tcp.a;
           const tokens = kind === 'request' && request !== null && request.apiKey === API_KEY.SaslAuthenticate ? conn.tokens.slice(0, -1) : conn.tokens.slice();
-          messages.push({ kind, frame: last, connection: tcp.id, client, broker, bytes, avail, pieces, gaps, request: kind === 'response' ? request : null, tokens });
+          messages.push({ kind, frame: last, connection: tcp.id, client, broker, bytes, avail, pieces, gaps, tls: conn.tls !== null, request: kind === 'response' ? request : null, tokens });
         };
         const halves = [new Half(0, done), new Half(1, done)] as const;
         conns.push(conn);
+        // Over TLS, the session's plaintext is framed instead (side 0: the TLS client's bytes).
+        const dirOf = (side: TlsSide): Direction => (side === 0 ? conn.tlsClientDir : ((1 - conn.tlsClientDir) as Direction));
+        const startTls = (dir: Direction): void => {
+          conn.tlsClientDir = dir;
+          conn.tls = new TlsSession(
+            {
+              plaintext(side, b, o, n, f) {
+                halves[dirOf(side)].data(b, o, n, f, lostAt(dirOf(side)));
+              },
+              plaintextGap(side, n, f) {
+                halves[dirOf(side)].gap(n, f, lostAt(dirOf(side)));
+              },
+              note(_kind, side, f, message) {
+                if (conn.lost.length < 8) conn.lost.push(`connection ${tcp.id} (${ep(tcp.a)} -> ${ep(tcp.b)}), TLS, ${side === 0 ? 'client' : 'broker'} side, frame ${f}: ${message}`);
+              },
+            },
+            keys,
+          );
+        };
         return {
-          data(dir, buf, off, len, f) {
+          data(dir, buf, off, len, f, tsSec, tsNsec) {
             if (f === frame) conn.touched = true;
-            halves[dir].data(buf, off, len, f, lostAt(dir));
+            if (!conn.seenData) {
+              conn.seenData = true;
+              if (len >= 3 && buf[off] === 0x16 && buf[off + 1] === 0x03) startTls(dir);
+            }
+            if (conn.tls !== null) conn.tls.data(dir === conn.tlsClientDir ? 0 : 1, buf, off, len, f, tsSec, tsNsec);
+            else halves[dir].data(buf, off, len, f, lostAt(dir));
           },
           gap(dir, bytes, f) {
             if (f === frame) conn.touched = true;
-            halves[dir].gap(bytes, f, lostAt(dir));
+            if (conn.tls !== null) conn.tls.gap(dir === conn.tlsClientDir ? 0 : 1, bytes, f);
+            else halves[dir].gap(bytes, f, lostAt(dir));
           },
-          end() {},
+          end() {
+            conn.tls?.end();
+          },
         };
       },
     },
@@ -225,6 +256,9 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
       packets++;
       if (pk.frame === frame) frameSeen = true;
       if (decodeTcp(pk, segment, net)) reassembler.segment(segment);
+    },
+    onSecrets(type: number, data: Buffer) {
+      if (type === SECRETS_TLS_KEY_LOG) keys.add("the capture's decryption secrets block", data.toString('latin1'));
     },
   });
   reassembler.finish();

@@ -115,7 +115,8 @@ export function renderText(input: string, frame: string, shown: readonly Shown[]
     out.push(title(s, p));
     const dir = s.tree.kind === 'request' ? 'client to broker' : 'broker to client';
     out.push(`  connection ${s.at.connection}: ${endpointText(s.at.client)} -> ${endpointText(s.at.broker)} (${dir})`);
-    out.push(`  carried by frame${s.at.pieces.length === 1 ? '' : 's'} ${framesText(s.at)}`);
+    if (s.at.tls) out.push(`  over TLS: offsets are in the decrypted stream; carried by the TLS records completed in frame${s.at.pieces.length === 1 ? '' : 's'} ${framesText(s.at)}`);
+    else out.push(`  carried by frame${s.at.pieces.length === 1 ? '' : 's'} ${framesText(s.at)}`);
     if (s.at.gaps.length > 0) out.push(`  gaps (bytes the capture misses): ${s.at.gaps.map((g) => `[${g.from}, ${g.to})`).join(', ')}`);
     if (s.tree.error !== null) out.push(`  malformed at offset ${s.tree.error.offset}: ${sanitize(s.tree.error.message)}`);
     for (const pr of s.tree.headerProblems) out.push(`  header problem: ${sanitize(pr)}`);
@@ -157,6 +158,7 @@ export function showJson(input: string, frame: string, shown: readonly Shown[], 
       correlationId: s.tree.correlationId,
       clientId: s.tree.clientId,
       length: s.at.bytes.length,
+      tls: s.at.tls,
       frames: s.at.pieces.map((x) => ({ frame: x.frame, offset: x.from, length: x.to - x.from })),
       gaps: s.at.gaps.map((g) => ({ offset: g.from, length: g.to - g.from })),
       error: s.tree.error === null ? null : { offset: s.tree.error.offset, message: s.tree.error.message },
