@@ -333,6 +333,20 @@ describe('kcid show on built captures', () => {
     expect(without.stdout).toContain('no Kafka message ends in it');
   });
 
+  it('many large messages in progress: memory follows the bytes captured, not the sizes declared', async () => {
+    const s = new Scenario();
+    for (let i = 0; i < 200; i++) {
+      const c = s.connect({ client: `10.0.${i >> 8}.${i & 255}:50000`, broker: '10.1.0.1:9092' });
+      // A Produce request declaring 60 MiB, of which 12 bytes are sent.
+      c.clientBytes(concat(int32(60 * 1024 * 1024), int16(0), int16(7), int32(1), int16(-1)));
+    }
+    const before = process.memoryUsage().rss;
+    const r = await runKcid(['show', s.file(), String(s.frames.length)]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('no Kafka message ends in it');
+    expect(process.memoryUsage().rss - before).toBeLessThan(256 * 1024 * 1024);
+  });
+
   it('every batch CRC of the real captures checks', async () => {
     const found = await locate(join(FIXTURES, 'kcat-mock-produce.pcap'), null, p, new Set([37237, 37879, 44615]));
     let crcs = 0;

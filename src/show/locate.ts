@@ -79,10 +79,21 @@ class Conn {
   constructor(readonly tcp: TcpConnection) {}
 }
 
+/** Bytes of messages in progress kept at most, over every connection (a capture may start many large messages). */
+export const MAX_KEPT_BYTES = 256 * 1024 * 1024;
+
+/** The bytes held by every message in progress. */
+interface Budget {
+  used: number;
+}
+
 class Half {
   private size = new Uint8Array(4);
   private have = 0;
-  private msg: Uint8Array | null = null;
+  /** The message's length (its size prefix included), or -1 between messages. */
+  private msgLen = -1;
+  /** Its bytes so far, grown as they come (never allocated from the size prefix alone); null: over budget, not kept. */
+  private store: Uint8Array | null = null;
   private pieces: Piece[] = [];
   private gaps: { from: number; to: number }[] = [];
   private avail = -1;
@@ -91,14 +102,31 @@ class Half {
 
   constructor(
     readonly dir: Direction,
-    private readonly done: (dir: Direction, bytes: Uint8Array, avail: number, pieces: Piece[], gaps: { from: number; to: number }[], frame: number) => void,
+    private readonly done: (dir: Direction, bytes: Uint8Array | null, avail: number, pieces: Piece[], gaps: { from: number; to: number }[], frame: number) => void,
+    private readonly budget: Budget,
   ) {}
+
+  /** Room for `n` bytes of the message (zeros where the capture has none), within the budget. */
+  private room(n: number): void {
+    const s = this.store;
+    if (s === null || s.length >= n) return;
+    const size = Math.min(this.msgLen, Math.max(n, s.length * 2, 4096));
+    if (this.budget.used + size - s.length > MAX_KEPT_BYTES) {
+      this.budget.used -= s.length;
+      this.store = null;
+      return;
+    }
+    const grown = new Uint8Array(size);
+    grown.set(s);
+    this.budget.used += size - s.length;
+    this.store = grown;
+  }
 
   data(buf: Buffer, off: number, len: number, frame: number, lostAt: (why: string) => void): void {
     let p = off;
     const end = off + len;
     while (p < end && this.lost === null) {
-      if (this.msg === null) {
+      if (this.msgLen < 0) {
         const n = Math.min(4 - this.have, end - p);
         this.size.set(buf.subarray(p, p + n), this.have);
         this.pieces.push({ frame, from: this.have, to: this.have + n });
@@ -111,46 +139,60 @@ class Half {
           lostAt(this.lost);
           return;
         }
-        this.msg = new Uint8Array(size + 4);
-        this.msg.set(this.size, 0);
+        this.msgLen = size + 4;
+        this.store = new Uint8Array(4);
+        this.budget.used += 4;
+        this.store.set(this.size, 0);
         this.avail = -1;
         if (size === 0) this.finish(frame);
         continue;
       }
-      const n = Math.min(this.msg.length - this.have, end - p);
-      this.msg.set(buf.subarray(p, p + n), this.have);
+      const n = Math.min(this.msgLen - this.have, end - p);
+      this.room(this.have + n);
+      this.store?.set(buf.subarray(p, p + n), this.have);
       const last = this.pieces[this.pieces.length - 1];
       if (last !== undefined && last.frame === frame && last.to === this.have) this.pieces[this.pieces.length - 1] = { frame, from: last.from, to: this.have + n };
       else this.pieces.push({ frame, from: this.have, to: this.have + n });
       this.have += n;
       p += n;
-      if (this.have === this.msg.length) this.finish(frame);
+      if (this.have === this.msgLen) this.finish(frame);
     }
   }
 
   gap(bytes: number, frame: number, lostAt: (why: string) => void): void {
     if (this.lost !== null) return;
-    if (this.msg === null) {
+    if (this.msgLen < 0) {
       this.lost = `${bytes} bytes missing from the capture before frame ${frame}, between messages: the messages after them cannot be framed`;
       lostAt(this.lost);
       return;
     }
-    const n = Math.min(this.msg.length - this.have, bytes);
+    const n = Math.min(this.msgLen - this.have, bytes);
     this.gaps.push({ from: this.have, to: this.have + n });
     if (this.avail < 0) this.avail = this.have;
     this.have += n;
-    if (this.have === this.msg.length) this.finish(frame);
+    if (this.have === this.msgLen) this.finish(frame);
     if (n < bytes) {
       this.lost = `${bytes - n} bytes missing from the capture before frame ${frame}, between messages: the messages after them cannot be framed`;
       lostAt(this.lost);
     }
   }
 
+  /** The connection ended: a message still in progress will not end (its bytes are let go). */
+  release(): void {
+    if (this.store !== null) this.budget.used -= this.store.length;
+    this.store = null;
+    this.msgLen = -1;
+    this.lost ??= 'the connection ended';
+  }
+
   private finish(frame: number): void {
-    const msg = this.msg!;
+    this.room(this.msgLen);
+    const msg = this.store;
     const lastFrame = this.pieces.length > 0 ? this.pieces[this.pieces.length - 1]!.frame : frame;
-    this.done(this.dir, msg, this.avail < 0 ? msg.length : this.avail, this.pieces, this.gaps, this.gaps.length > 0 && this.gaps[this.gaps.length - 1]!.to === msg.length ? frame : lastFrame);
-    this.msg = null;
+    this.done(this.dir, msg, this.avail < 0 ? this.msgLen : this.avail, this.pieces, this.gaps, this.gaps.length > 0 && this.gaps[this.gaps.length - 1]!.to === this.msgLen ? frame : lastFrame);
+    if (msg !== null) this.budget.used -= msg.length;
+    this.store = null;
+    this.msgLen = -1;
     this.have = 0;
     this.pieces = [];
     this.gaps = [];
@@ -165,6 +207,7 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
   let packets = 0;
   let frameSeen = false;
   const conns: Conn[] = [];
+  const budget: Budget = { used: 0 };
   const reassembler = new Reassembler(
     {
       open(tcp: TcpConnection): StreamHandler {
@@ -172,7 +215,11 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
         const lostAt = (dir: Direction) => (why: string) => {
           conn.lost.push(`connection ${tcp.id} (${ep(tcp.a)} -> ${ep(tcp.b)}), ${dir === 0 ? 'A to B' : 'B to A'}: ${why}`);
         };
-        const done = (dir: Direction, bytes: Uint8Array, avail: number, pieces: Piece[], gaps: { from: number; to: number }[], last: number): void => {
+        const done = (dir: Direction, bytes: Uint8Array | null, avail: number, pieces: Piece[], gaps: { from: number; to: number }[], last: number): void => {
+          if (bytes === null) {
+            if (frame === null || last === frame) conn.lost.push(`connection ${tcp.id}: a message of ${pieces.length > 0 ? pieces[pieces.length - 1]!.to : 0}+ bytes ending in frame ${last} is not shown: the messages in progress hold more than ${MAX_KEPT_BYTES} bytes`);
+            return;
+          }
           if (!conn.decided) {
             conn.decided = true;
             // The side that sends a request the schemas define is the client (tcp/ guessed from ports and SYN).
@@ -205,7 +252,7 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
           const tokens = kind === 'request' && request !== null && request.apiKey === API_KEY.SaslAuthenticate ? conn.tokens.slice(0, -1) : conn.tokens.slice();
           messages.push({ kind, frame: last, connection: tcp.id, client, broker, bytes, avail, pieces, gaps, tls: conn.tls !== null, request: kind === 'response' ? request : null, tokens });
         };
-        const halves = [new Half(0, done), new Half(1, done)] as const;
+        const halves = [new Half(0, done, budget), new Half(1, done, budget)] as const;
         conns.push(conn);
         // Over TLS, the session's plaintext is framed instead (side 0: the TLS client's bytes).
         const dirOf = (side: TlsSide): Direction => (side === 0 ? conn.tlsClientDir : ((1 - conn.tlsClientDir) as Direction));
@@ -243,6 +290,8 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
           },
           end() {
             conn.tls?.end();
+            halves[0].release();
+            halves[1].release();
           },
         };
       },
