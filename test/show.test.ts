@@ -340,11 +340,14 @@ describe('kcid show on built captures', () => {
       // A Produce request declaring 60 MiB, of which 12 bytes are sent.
       c.clientBytes(concat(int32(60 * 1024 * 1024), int16(0), int16(7), int32(1), int16(-1)));
     }
-    const before = process.memoryUsage().rss;
-    const r = await runKcid(['show', s.file(), String(s.frames.length)]);
+    const file = s.file();
+    const r = await runKcid(['show', file, String(s.frames.length)]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('no Kafka message ends in it');
-    expect(process.memoryUsage().rss - before).toBeLessThan(256 * 1024 * 1024);
+    const found = await locate(file, s.frames.length, p, new Set([9092]));
+    // 200 messages of 12 bytes each held, in buffers of at most 4 KiB (60 MiB each if sized from their prefix).
+    expect(found.peakBytes).toBeLessThanOrEqual(200 * 4096);
+    expect(found.peakBytes).toBeGreaterThanOrEqual(200 * 12);
   });
 
   it('every batch CRC of the real captures checks', async () => {

@@ -59,6 +59,8 @@ export interface LocateResult {
   /** Why the frame's connection shows nothing, when it does not (TLS, lost framing, too large). */
   readonly notes: string[];
   readonly packets: number;
+  /** The most bytes of messages in progress held at once. */
+  readonly peakBytes: number;
 }
 
 const i32 = (b: Uint8Array, p: number): number => (b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!;
@@ -85,6 +87,7 @@ export const MAX_KEPT_BYTES = 256 * 1024 * 1024;
 /** The bytes held by every message in progress. */
 interface Budget {
   used: number;
+  peak: number;
 }
 
 class Half {
@@ -119,6 +122,7 @@ class Half {
     const grown = new Uint8Array(size);
     grown.set(s);
     this.budget.used += size - s.length;
+    this.budget.peak = Math.max(this.budget.peak, this.budget.used);
     this.store = grown;
   }
 
@@ -207,7 +211,7 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
   let packets = 0;
   let frameSeen = false;
   const conns: Conn[] = [];
-  const budget: Budget = { used: 0 };
+  const budget: Budget = { used: 0, peak: 0 };
   const reassembler = new Reassembler(
     {
       open(tcp: TcpConnection): StreamHandler {
@@ -313,7 +317,7 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
   reassembler.finish();
   // What stopped framing on the connections the frame belongs to (others are not the user's question).
   for (const c of conns) if (c.touched) notes.push(...c.lost.slice(0, 4));
-  return { messages, notes: frameSeen ? notes : [], packets };
+  return { messages, notes: frameSeen ? notes : [], packets, peakBytes: budget.peak };
 }
 
 function ep(e: Endpoint): string {
