@@ -150,6 +150,7 @@ export function messageTree(kind: 'request' | 'response', bytes: Uint8Array, ava
   }
   if (c.limit < end && error === null) kids.push({ path: 'beyond', offset: c.limit, length: end - c.limit, type: 'raw', value: null });
   hideSecrets(root, apiKey, kind, opts.tokens ?? []);
+  nameErrors(root, p, 0);
   return { kind, apiKey, apiVersion, correlationId, clientId, root, error, headerProblems };
 }
 
@@ -197,6 +198,16 @@ function hideSecrets(root: ShowNode, apiKey: number | null, kind: 'request' | 'r
     }
   };
   visit(root, false, 0);
+}
+
+/** An ErrorCode's name beside its number ("NONE (0)", "UNSUPPORTED_VERSION (35)"). */
+function nameErrors(n: ShowNode, p: Protocol, depth: number): void {
+  if (depth > 200) return;
+  if (n.children === undefined) {
+    if (n.type === 'int16' && typeof n.value === 'number' && /(^|\.)ErrorCode$/.test(n.path) && n.note === undefined) n.note = p.errorLabel(n.value);
+    return;
+  }
+  for (const k of n.children) nameErrors(k, p, depth + 1);
 }
 
 function hide(n: ShowNode, shown: string): void {

@@ -53,7 +53,7 @@ export function findField(root: ShowNode, path: string): ShowNode | null {
 }
 
 /** The hex dump of a message: field starts marked (or only `field`'s bytes), secrets and gaps masked. */
-export function hexDump(bytes: Uint8Array, root: ShowNode, avail: number, gaps: Located['gaps'], field: ShowNode | null): string[] {
+export function hexDump(bytes: Uint8Array, root: ShowNode, gaps: Located['gaps'], field: ShowNode | null): string[] {
   const len = bytes.length;
   const marks = new Uint8Array(len + 1); // 1: a field starts; 2: --field starts; 3: --field ended
   const mask = new Uint8Array(len); // 1: hidden; 2: missing
@@ -66,7 +66,6 @@ export function hexDump(bytes: Uint8Array, root: ShowNode, avail: number, gaps: 
     marks[Math.min(len, field.offset + field.length)] = 3;
   }
   for (const g of gaps) for (let i = g.from; i < Math.min(len, g.to); i++) mask[i] = 2;
-  for (let i = avail; i < len; i++) if (mask[i] === 0 && gaps.some((g) => i >= g.from && i < g.to)) mask[i] = 2;
   const sep = (i: number): string => (marks[i] === 2 ? '[' : marks[i] === 3 ? ']' : marks[i] === 1 ? '|' : ' ');
   const lines: string[] = [];
   for (let row = 0; row < len; row += 16) {
@@ -129,7 +128,7 @@ export function renderText(input: string, frame: string, shown: readonly Shown[]
       out.push(field === null ? `  --field ${quoted(o.field)}: no such field in this message` : `  --field ${quoted(o.field)}: ${rangeText(field)}`);
     }
     out.push('');
-    out.push(...hexDump(s.at.bytes, s.tree.root, s.at.avail, s.at.gaps, field));
+    out.push(...hexDump(s.at.bytes, s.tree.root, s.at.gaps, field));
   }
   return `${out.join('\n')}\n`;
 }
