@@ -350,6 +350,57 @@ describe('kcid show on built captures', () => {
     expect(found.peakBytes).toBeGreaterThanOrEqual(200 * 12);
   });
 
+  it('two messages in one frame (kafkajs frame 60): both shown, --correlation-id and --api select', async () => {
+    const file = join(FIXTURES, 'kafkajs-mock-group.pcap');
+    const ports = '35121,39191,43003';
+    type Doc = { messages: { correlationId: number; apiName: string; kind: string }[]; notes: string[] };
+    const all = JSON.parse((await runKcid(['show', file, '60', '-p', ports, '--format', 'json'])).stdout) as Doc;
+    expect(all.messages.map((m) => [m.kind, m.apiName, m.correlationId])).toEqual([
+      ['request', 'OffsetFetch', 5],
+      ['request', 'OffsetFetch', 6],
+    ]);
+    const one = JSON.parse((await runKcid(['show', file, '60', '-p', ports, '--format', 'json', '--correlation-id', '6'])).stdout) as Doc;
+    expect(one.messages.map((m) => m.correlationId)).toEqual([6]);
+    expect(one.notes).toEqual(['1 of the 2 messages ending in this frame are left out by --api, --correlation-id or --client']);
+    const none = JSON.parse((await runKcid(['show', file, '60', '-p', ports, '--format', 'json', '--api', 'Produce'])).stdout) as Doc;
+    expect(none.messages).toEqual([]);
+  });
+
+  it('hostile records: a batch longer than its records field, a key past its record, 1,500 array elements', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    const produce = (records: Uint8Array) => concat(string(null), int16(1), int32(1000), array([0], () => concat(string('t'), array([0], () => concat(int32(0), int32(records.length), records)))));
+    // A batch header that claims 1000 bytes after its length; 49 follow.
+    const long = concat(int64(0n), int32(1000), int32(0), int8(2), new Uint8Array(4), new Uint8Array(40));
+    c.request({ apiKey: 0, apiVersion: 3, clientId: 'app', body: produce(long) });
+    const f1 = s.frames.length;
+    // One record whose key length (100) runs past the record.
+    const body = concat(int8(0), varint(0), varint(0), varint(100), encoder.encode('k'));
+    const rec = concat(varint(body.length), body);
+    const afterCrc = concat(int16(0), int32(0), int64(0n), int64(0n), int64(-1n), int16(-1), int32(-1), int32(1), rec);
+    const batch = concat(int64(0n), int32(9 + afterCrc.length), int32(0), int8(2), int32(crc32c(afterCrc) | 0), afterCrc);
+    c.request({ apiKey: 0, apiVersion: 3, clientId: 'app', body: produce(batch) });
+    const f2 = s.frames.length;
+    const names = Array.from({ length: 1500 }, (_, i) => `t${i}`);
+    c.request({ apiKey: 3, apiVersion: 1, clientId: 'app', body: array(names, string) });
+    const f3 = s.frames.length;
+    const file = s.file();
+    type Doc = { messages: { tree: ShowNode; error: unknown }[] };
+    const tree = async (f: number) => (JSON.parse((await runKcid(['show', file, String(f), '--format', 'json'])).stdout) as Doc).messages[0]!;
+    const t1 = await tree(f1);
+    expect(t1.error).toBeNull();
+    checkTiling(t1.tree, 'long batch');
+    expect([...allNodes(t1.tree)].find((n) => n.path.endsWith('Records.rest'))!.note).toBe('batch length 1000 overruns the records by 951 bytes (a partial batch: Fetch responses may end with one)');
+    const t2 = await tree(f2);
+    checkTiling(t2.tree, 'bad record');
+    expect([...allNodes(t2.tree)].find((n) => n.path.endsWith('records.rest'))!.note).toBe('record 0: key length 100 overruns the record by 99 bytes');
+    const t3 = await tree(f3);
+    checkTiling(t3.tree, '1,500 topics');
+    const topics = [...allNodes(t3.tree)].find((n) => n.path === 'Topics')!;
+    expect(topics.children!.length).toBe(1 + 1000 + 1);
+    expect(topics.children![1001]!.path).toBe('Topics[1000..1499]');
+  });
+
   it('every batch CRC of the real captures checks', async () => {
     const found = await locate(join(FIXTURES, 'kcat-mock-produce.pcap'), null, p, new Set([37237, 37879, 44615]));
     let crcs = 0;
