@@ -177,13 +177,15 @@ describe.skipIf(!tshark)("byte ranges against tshark's PDML on the real captures
       const args = ['-r', file, ...ports.flatMap((port) => ['-d', `tcp.port==${port},kafka`]), '-T', 'pdml'];
       const pdml = execFileSync('tshark', args, { maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] }).toString('utf8');
       // Per frame, per Kafka PDU: the fields tshark gives with pos and size.
-      const byFrame = new Map<number, { name: string; pos: number; size: number }[][]>();
+      const byFrame = new Map<number, { name: string; pos: number; size: number; show: string }[][]>();
       for (const packet of pdml.split('<packet>').slice(1)) {
         const frame = Number(/<field name="frame.number"[^>]*show="(\d+)"/.exec(packet)![1]);
         const pdus = packet.split('<proto name="kafka"').slice(1);
         byFrame.set(
           frame,
-          pdus.map((pdu) => [...pdu.matchAll(/<field name="(kafka\.[a-z_.]+)"[^>]*?size="(\d+)" pos="(\d+)"/g)].map((x) => ({ name: x[1]!, size: Number(x[2]), pos: Number(x[3]) }))),
+          pdus.map((pdu) =>
+            [...pdu.matchAll(/<field name="(kafka\.[a-z_.]+)"[^>]*?size="(\d+)" pos="(\d+)"(?: show="([^"]*)")?/g)].map((x) => ({ name: x[1]!, size: Number(x[2]), pos: Number(x[3]), show: x[4] ?? '' })),
+          ),
         );
       }
       const found = await locate(file, null, p, new Set(ports));
@@ -193,7 +195,12 @@ describe.skipIf(!tshark)("byte ranges against tshark's PDML on the real captures
         const tree = messageTree(at.kind, at.bytes, at.avail, p, at.request, {});
         const pdus = byFrame.get(at.frame) ?? [];
         // tshark's PDU whose size field is this message's.
-        const pdu = pdus.find((fields) => fields.some((f) => f.name === 'kafka.len' && f.size === 4) && fields.filter((f) => f.name === 'kafka.correlation_id').some(() => true) && sameCorrelation(fields, tree.correlationId, at.bytes));
+        // tshark's PDU of this message: its correlation id, and an API key on the wire for a request only.
+        const pdu = pdus.find(
+          (fields) =>
+            fields.some((f) => f.name === 'kafka.correlation_id' && Number(f.show) === tree.correlationId) &&
+            fields.some((f) => f.name === 'kafka.api_key' && f.size === 2) === (tree.kind === 'request'),
+        );
         if (pdu === undefined) continue;
         const base = pdu.find((f) => f.name === 'kafka.len')!.pos;
         const nodes = [...allNodes(tree.root)];
@@ -211,11 +218,6 @@ describe.skipIf(!tshark)("byte ranges against tshark's PDML on the real captures
     });
   }
 });
-
-function sameCorrelation(fields: { name: string; pos: number; size: number }[], corr: number | null, _bytes: Uint8Array): boolean {
-  void corr;
-  return fields.length > 0;
-}
 
 describe('kcid show on built captures', () => {
   const encoder = new TextEncoder();
