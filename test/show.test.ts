@@ -456,6 +456,20 @@ describe('kcid show on built captures', () => {
     expect(rows.stdout).toContain('"value":"1000"');
   });
 
+  it('a malformed SaslAuthenticate: the raw rest of a message that can carry a secret is not shown', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    // SaslAuthenticate v0: AuthBytes says 200 bytes, the token's 24 follow.
+    c.request({ apiKey: 36, apiVersion: 0, clientId: 'app', body: concat(int32(200), encoder.encode('hunter2-secret-password!')) });
+    for (const format of ['text', 'json']) {
+      const r = await runKcid(['show', s.file(), String(s.frames.length), '--format', format]);
+      expect(r.stdout).toContain('length 200 overruns the frame by 176 bytes');
+      expect(r.stdout).not.toContain('hunter2');
+      expect(r.stdout).not.toContain(Buffer.from('hunter2').toString('hex').slice(0, 8));
+      expect(r.stdout).not.toContain('68 75 6e 74');
+    }
+  });
+
   it('bodyJson hides DescribeConfigs values marked IsSensitive, their synonyms, and names like *.password', () => {
     const cfg = (name: string, value: string, sensitive: boolean) => concat(string(name), string(value), bool(false), int8(1), bool(sensitive), array([value], (v) => concat(string(`${name}.syn`), string(v), int8(1))));
     const body = concat(int32(0), array([0], () => concat(int16(0), string(null), int8(2), string('t'), array([cfg('a', 'S1', true), cfg('ssl.key.password', 'S2', false), cfg('sasl.jaas.config', 'S3', false), cfg('b', 'plain', false)], (x) => x))));

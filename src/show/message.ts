@@ -9,7 +9,8 @@
  */
 import { decodeRequestHeader } from '../kafka/headers.js';
 import type { Protocol } from '../kafka/protocol.js';
-import { HIDDEN, isSensitiveConfig, maskQuotedSecrets } from '../kafka/secrets.js';
+import { CONFIG_APIS, HIDDEN, isSensitiveConfig, maskQuotedSecrets } from '../kafka/secrets.js';
+import type { FieldSchema } from '../kafka/schema/model.js';
 import { API_KEY } from '../kafka/schema/registry.js';
 import { Cursor, hexOf, walkMessage, WalkFail, type ShowNode, type WalkOptions } from './walk.js';
 
@@ -150,6 +151,8 @@ export function messageTree(kind: 'request' | 'response', bytes: Uint8Array, ava
   }
   if (c.limit < end && error === null) kids.push({ path: 'beyond', offset: c.limit, length: end - c.limit, type: 'raw', value: null });
   hideSecrets(root, apiKey, kind, opts.tokens ?? []);
+  // Raw bytes (after a break, after the body, an unknown tag) of a message that can carry a secret may hold it.
+  if (apiKey !== null && carriesSecrets(p, apiKey, kind)) hideRaw(root, 0);
   nameErrors(root, p, 0);
   return { kind, apiKey, apiVersion, correlationId, clientId, root, error, headerProblems };
 }
@@ -198,6 +201,30 @@ function hideSecrets(root: ShowNode, apiKey: number | null, kind: 'request' | 'r
     }
   };
   visit(root, false, 0);
+}
+
+/** Does this API's request or response have a field that can hold a secret (bytes, a config value, a quoted token)? */
+function carriesSecrets(p: Protocol, apiKey: number, kind: 'request' | 'response'): boolean {
+  const api = p.api(apiKey);
+  if (api === undefined) return false;
+  if (CONFIG_APIS.has(apiKey) || (kind === 'response' && apiKey === API_KEY.SaslAuthenticate)) return true;
+  const m = kind === 'request' ? api.request : api.response;
+  const seen = new Set<unknown>();
+  const any = (fields: readonly FieldSchema[]): boolean =>
+    fields.some((f) => f.isBytes || (f.struct !== null && !seen.has(f.struct) && (seen.add(f.struct), any(f.struct.fields))));
+  return m.layouts.some((l) => any(l.fields));
+}
+
+function hideRaw(n: ShowNode, depth: number): void {
+  if (depth > 200) return;
+  for (const k of n.children ?? []) {
+    if (k.children !== undefined) hideRaw(k, depth + 1);
+    else if (k.type === 'raw' && k.hidden === undefined) {
+      k.value = `${k.length} bytes`;
+      k.hidden = 'secret';
+      k.note = `${k.note === undefined ? '' : `${k.note}; `}not shown: this message can carry a secret`;
+    }
+  }
 }
 
 /** An ErrorCode's name beside its number ("NONE (0)", "UNSUPPORTED_VERSION (35)"). */
