@@ -132,6 +132,7 @@ describe('kcid analyze', () => {
       correlationId: 2,
       clientInstanceId: Buffer.from(MIX_IDS.payments).toString('base64url'),
       input: 1,
+      show: `kcid show ${MIX} 42`,
     });
     expect(findings.map((f) => f.rule)).toEqual([
       'telemetry-payload-invalid',
@@ -170,8 +171,10 @@ describe('kcid analyze', () => {
     const gz = tmpFile('capture.pcap', gzipSync(readFileSync(MIX)));
     const fromGzip = await kcid(['analyze', gz, '--format', 'json']);
     const strip = (s: string) => {
-      const d = JSON.parse(s) as { inputs: unknown[] };
+      const d = JSON.parse(s) as { inputs: unknown[]; findings: { show?: unknown }[] };
       d.inputs = [];
+      // The show command line names the file (none for standard input).
+      for (const f of d.findings) delete f.show;
       return d;
     };
     expect(strip(fromGzip.stdout)).toEqual(strip(plain.stdout));
@@ -183,8 +186,9 @@ describe('kcid analyze', () => {
   });
 
   it('reads stdin redirected from a file, and a pipe that is non-blocking and slow (EAGAIN, then more)', async (ctx) => {
-    const plain = JSON.parse((await kcid(['analyze', MIX, '--format', 'json'])).stdout) as { inputs: { file: string }[] };
+    const plain = JSON.parse((await kcid(['analyze', MIX, '--format', 'json'])).stdout) as { inputs: { file: string }[]; findings: { show: string | null }[] };
     plain.inputs[0]!.file = '-';
+    for (const f of plain.findings) f.show = null; // no show command line for standard input
     const expected = JSON.stringify(plain, null, 2) + '\n';
     const redirected = spawnSync('sh', ['-c', `exec "${process.execPath}" bin/kcid analyze - --format json < ${MIX}`], { env: { ...process.env, NO_COLOR: '1' } });
     expect(redirected.stdout.toString()).toBe(expected);

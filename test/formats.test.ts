@@ -15,7 +15,7 @@ import { applyBaseline, fingerprintAll, parseBaseline } from '../src/analysis/ba
 import type { Report } from '../src/analysis/report.js';
 import { RULES } from '../src/analysis/rules/index.js';
 import type { Finding } from '../src/analysis/types.js';
-import { findingJson, renderJson, reportJson } from '../src/report/json.js';
+import { findingJson, renderJson, reportJson, showCommand } from '../src/report/json.js';
 import { safeJson } from '../src/base/json-text.js';
 import { renderJunit, xmlEscape } from '../src/report/junit.js';
 import { code, MAX_ROWS, plain, renderMarkdown } from '../src/report/markdown.js';
@@ -385,7 +385,7 @@ describe('ndjson', () => {
     expect(text.split('\n')[mix.findings.findIndex((f) => f.rule === 'client-id-after-first')]).toBe(
       '{"rule":"client-id-after-first","severity":"error","message":"ClientId \\"payments-api\\" sent on a request other than the first of the connection",' +
         '"frame":42,"time":"2025-12-01T00:00:00.004100Z","client":"10.2.0.24:43001","broker":"10.1.0.12:9092","apiKey":3,"apiName":"Metadata","apiVersion":12,' +
-        '"correlationId":2,"clientInstanceId":"xaHnsh0_Toqca38uDUqLkQ","input":1}',
+        '"correlationId":2,"clientInstanceId":"xaHnsh0_Toqca38uDUqLkQ","input":1,"show":"kcid show fixtures/kip1313-mix.pcapng 42"}',
     );
   });
 
@@ -464,7 +464,7 @@ describe('hostile wire strings', () => {
 
 describe('ndjson and json agree', () => {
   it('use the same finding object', () => {
-    expect(renderFindingsNdjson(mix).split('\n')[3]).toBe(JSON.stringify(findingJson(mix.findings[3]!)));
+    expect(renderFindingsNdjson(mix).split('\n')[3]).toBe(JSON.stringify({ ...findingJson(mix.findings[3]!), show: showCommand(mix, mix.findings[3]!) }));
   });
 });
 

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBody } from '../src/kafka/bodies.js';
 import { protocol } from '../src/kafka/protocol.js';
-import { bodyJson, HIDDEN, secretFields, writeBodyJson } from '../src/kafka/secrets.js';
+import { bodyJson, HIDDEN, masksByValue, maskQuotedSecrets, secretFields, writeBodyJson } from '../src/kafka/secrets.js';
 import { ByteText } from '../src/base/byte-text.js';
 import { inRange, layoutFor } from '../src/kafka/schema/model.js';
 import { randomMessage } from './schema/encoder.js';
@@ -66,8 +66,9 @@ describe('the secret-carrying fields, from the schemas', () => {
             const text = bodyJson(kind, apiKey, v, d.body);
             // The wire-to-JSON writer (--bodies' fast path) writes these very bytes.
             const out = new ByteText(16);
-            expect(writeBodyJson(kind, apiKey, v, bytes, 0, bytes.length, out), `${m.name} v${v}`).toBe(true);
-            expect(out.buf.toString('utf8', 0, out.pos)).toBe(text);
+            const fast = writeBodyJson(kind, apiKey, v, bytes, 0, bytes.length, out);
+            expect(fast, `${m.name} v${v}`).toBe(!masksByValue(kind, apiKey));
+            if (fast) expect(out.buf.toString('utf8', 0, out.pos)).toBe(text);
             const json = JSON.parse(text) as unknown;
             // Walk the expected value with the schema: every secret field in the JSON is a size, null, or hidden.
             const walk = (fs: readonly import('../src/kafka/schema/model.js').FieldSchema[], exp: Record<string, unknown>, got: Record<string, unknown>, path: string): void => {

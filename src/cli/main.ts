@@ -18,6 +18,7 @@ import { ExportError } from '../export/errors.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
 import { telemetryCommand, type TelemetryCliOptions } from './telemetry-command.js';
+import { registerShow } from './show-command.js';
 import { EXIT_CLEAN, EXIT_ERROR, packageVersion, type Io } from './io.js';
 import { OutputClosed } from './output.js';
 import { SchemaError } from '../kafka/protocol.js';
@@ -186,6 +187,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
   ).action(async (captures: string[], o: TelemetryCliOptions, cmd: Command) => {
     exitCode = await telemetryCommand(captures, o, io, givenOnCli(cmd));
   });
+
+  registerShow(program, io, (code) => (exitCode = code));
 
   program
     .command('rules')

@@ -109,10 +109,17 @@ export function reportJson(report: Report): Record<string, unknown> {
       lastSeen: isoMicros(inst.lastUs),
     })),
     connections: new JsonList(report.connections, connectionJson, connectionText),
-    findings: new JsonList(report.findings, findingJson),
+    findings: new JsonList(report.findings, (f) => ({ ...findingJson(f), show: showCommand(report, f) })),
     // KIP-714 conversations, when telemetry was asked for (analyze --telemetry): see telemetry-json.ts.
     ...(report.telemetry.length > 0 ? { telemetry: telemetryJson(report.telemetry) } : {}),
   };
+}
+
+/** The `kcid show` command line that shows a finding's frame (null without a frame, or for standard input). */
+export function showCommand(report: Report, f: Finding): string | null {
+  const file = report.inputs[f.input]?.file;
+  if (f.frame === null || file === undefined || file === '-') return null;
+  return `kcid show ${/^[\w./:@%+=,-]+$/.test(file) ? file : `'${file.replace(/'/g, "'\\''")}'`} ${f.frame}`;
 }
 
 /** The report as JSON, written in pieces (see writeJson): same bytes as {@link renderJson}. */

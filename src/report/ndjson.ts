@@ -4,7 +4,7 @@
  */
 import type { Report } from '../analysis/report.js';
 import type { Finding } from '../analysis/types.js';
-import { findingJson } from './json.js';
+import { findingJson, showCommand } from './json.js';
 import { safeJson } from '../base/json-text.js';
 
 /** One line, newline included. safeJson writes no raw line breaks, so a line is always one finding. */
@@ -13,5 +13,5 @@ export function findingNdjson(f: Finding): string {
 }
 
 export function renderFindingsNdjson(report: Report): string {
-  return report.findings.map(findingNdjson).join('');
+  return report.findings.map((f) => `${safeJson({ ...findingJson(f), show: showCommand(report, f) })}\n`).join('');
 }

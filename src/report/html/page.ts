@@ -91,6 +91,7 @@ function findingsSection(report: Report): string {
   return (
     controls +
     table('findings-table', ['Severity', 'Rule', ['Frame', 'num'], 'Client -> Broker', 'API', ['Corr', 'num'], 'Message'], rows) +
+    (report.findings.some((f) => f.frame !== null) ? `<p class="muted">A finding's message, field by field with its bytes: <code>kcid show ${multiple ? 'CAPTURE... INPUT:FRAME' : 'CAPTURE FRAME'}</code></p>` : '') +
     capNote(shown.length, report.findings.length, 'findings') +
     notListedFindings(report)
   );
