@@ -123,3 +123,28 @@ describe('--since/--until times', () => {
     expect(() => parseTimeBound(text, '--since')).toThrow(`invalid --since '${text}' (expected a UTC time such as 2026-12-01`);
   });
 });
+
+describe('years outside 0000-9999 (issue 27.13)', () => {
+  // Date.UTC(10000, 0, 1, 0, 0, 5, 992) ms = 253402300805992, and 256 µs more (doubles are 32 µs apart there).
+  const y10000 = 253_402_300_805_992_256;
+  it('isoMicros writes the expanded year with all six fraction digits', async () => {
+    const { isoMicros, isoMicrosByDate } = await import('../src/base/time.js');
+    expect(isoMicros(y10000)).toBe('+010000-01-01T00:00:05.992256Z');
+    expect(isoMicrosByDate(y10000)).toBe('+010000-01-01T00:00:05.992256Z');
+    // Year -1 (Date.UTC(-1, 0, 1) = -62198755200000 ms), and the plain form still cached right after.
+    expect(isoMicros(-62_198_755_196_750_000)).toBe('-000001-01-01T00:00:03.250000Z');
+    expect(isoMicros(1_764_547_200_000_500)).toBe('2025-12-01T00:00:00.000500Z');
+    expect(isoMicros(1_764_547_200_000_501)).toBe('2025-12-01T00:00:00.000501Z');
+  });
+  it('every -t letter prints year 10000 whole', () => {
+    expect(TIME_FORMATS.map((f) => makeClock(f, y10000 - 1_500_000, 'UTC')(y10000))).toEqual([
+      '+010000-01-01T00:00:05.992Z',
+      '00:00:05.992',
+      '+010000-01-01T00:00:05.992Z',
+      '00:00:05.992',
+      '+010000-01-01T00:00:05.992Z',
+      '1.500',
+      '253402300805.992',
+    ]);
+  });
+});
