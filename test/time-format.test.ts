@@ -148,3 +148,33 @@ describe('years outside 0000-9999 (issue 27.13)', () => {
     ]);
   });
 });
+
+describe('a clock that steps back inside a connection (issue 27.13)', () => {
+  /**
+   * Request 1 at 12:04:05.123756 (frame 4, answered .126356), then the clock steps back 20 s:
+   * request 2 at 12:03:45.126456 (frame 6, client-id-after-first), answered .126556 (frame 7).
+   */
+  function steppedBack(): string {
+    const s = new Scenario(1_764_590_645);
+    s.wait(0.123_456);
+    const c = s.connect({ client: '10.2.0.21:40000', broker: '10.1.0.11:9092' });
+    const body = apiVersionsRequestBody({ softwareName: 'java', softwareVersion: '4.3.0' });
+    const first = c.request({ apiKey: 18, apiVersion: 4, clientId: 'orders', clientInstanceId: ID_A, body });
+    s.wait(0.0025);
+    c.respond(first, apiVersionsResponseBody(4, { errorCode: 0, apiKeys: [] }));
+    s.wait(-20);
+    const second = c.request({ apiKey: 18, apiVersion: 4, clientId: 'orders', clientInstanceId: ID_A, body });
+    c.respond(second, apiVersionsResponseBody(4, { errorCode: 0, apiKeys: [] }));
+    return s.file('stepped-back.pcap');
+  }
+
+  it('first and last seen are the earliest and latest times, and --until keeps the connection of a finding in the window', async () => {
+    const file = steppedBack();
+    const all = JSON.parse((await runKcid(['analyze', file, '--format', 'json'])).stdout);
+    expect(all.instances.map((i: { firstSeen: string; lastSeen: string }) => [i.firstSeen, i.lastSeen])).toEqual([['2025-12-01T12:03:45.126456Z', '2025-12-01T12:04:05.126356Z']]);
+    const until = JSON.parse((await runKcid(['analyze', file, '--format', 'json', '--until', '2025-12-01T12:03:50Z'])).stdout);
+    expect(until.findings.map((f: { rule: string; frame: number }) => [f.rule, f.frame])).toEqual([['client-id-after-first', 6]]);
+    expect(until.connections).toHaveLength(1);
+    expect(until.instances.map((i: { firstSeen: string; lastSeen: string }) => [i.firstSeen, i.lastSeen])).toEqual([['2025-12-01T12:03:45.126456Z', '2025-12-01T12:04:05.126356Z']]);
+  });
+});

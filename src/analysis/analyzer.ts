@@ -151,7 +151,10 @@ export class CaptureAnalyzer implements KafkaListener {
     const { fns, reports } = this.onResponse;
     for (let i = 0; i < fns.length; i++) fns[i]!(s, r, reports[i]!);
     s.responses++;
-    s.lastUs = toMicros(r.tsSec, r.tsNsec);
+    // A clock can step back inside a connection: its window runs from its earliest time to its latest.
+    const us = toMicros(r.tsSec, r.tsNsec);
+    if (us > s.lastUs) s.lastUs = us;
+    if (s.requests > 0 && us < s.firstUs) s.firstUs = us;
     if (r.errorCodes.length > 0) {
       s.errorResponses++;
       s.errors += r.errorCodes.length;
@@ -272,9 +275,12 @@ export class CaptureAnalyzer implements KafkaListener {
       s.firstRequestUs = toMicros(r.tsSec, r.tsNsec);
       // First and last seen are about Kafka traffic: the first request, the last request or response.
       s.firstUs = s.firstRequestUs;
+      if (s.responses === 0) s.lastUs = s.firstRequestUs;
     }
     s.requests++;
-    s.lastUs = toMicros(r.tsSec, r.tsNsec);
+    const us = toMicros(r.tsSec, r.tsNsec);
+    if (us > s.lastUs) s.lastUs = us;
+    if (us < s.firstUs) s.firstUs = us;
     // Per-API counts feed the connection's summary, which a run that does not judge does not make.
     if (this.judge) s.countApi(h.apiKey);
     s.apiVersionsRetryAllowed = false;
