@@ -252,6 +252,8 @@ async function emit(judged: Report, summary: CaptureSummary, o: AnalyzeCliOption
   const report = o.telemetry === true ? judged : { ...judged, telemetry: [] };
   if (o.format === 'json') writeReportJson(report, write);
   else if (o.format === 'summary-json') writeSummaryJson(summary, write);
+  else if (o.format === 'sarif') (await import('../report/sarif.js')).writeSarif(report, write, packageVersion(), undefined, severities(config, o));
+  else if (o.format === 'ndjson') (await import('../report/ndjson.js')).writeFindingsNdjson(report, write);
   else out.write(await render(report, o, config, out, io));
 }
 

@@ -13,5 +13,17 @@ export function findingNdjson(f: Finding): string {
 }
 
 export function renderFindingsNdjson(report: Report): string {
-  return report.findings.map(findingNdjson).join('');
+  const parts: string[] = [];
+  writeFindingsNdjson(report, (s) => parts.push(s));
+  return parts.join('');
+}
+
+/** The lines written a thousand at a time, never joined into one string of them all. */
+export function writeFindingsNdjson(report: Report, write: (s: string) => void): void {
+  const lines: string[] = [];
+  for (const f of report.findings) {
+    lines.push(findingNdjson(f));
+    if (lines.length >= 1000) write(lines.splice(0).join(''));
+  }
+  if (lines.length > 0) write(lines.join(''));
 }
