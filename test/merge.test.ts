@@ -196,3 +196,44 @@ describe('a summary another program wrote (issue 26.8)', () => {
     }
   });
 });
+
+describe('summaries read as a stream (issue 26.15)', () => {
+  it('any chunk size and JSON layout gives what parsing the whole text gives', async () => {
+    const { parseSummary } = await import('../src/analysis/summary-io.js');
+    const { readSummaryFile } = await import('../src/analysis/summary-stream.js');
+    for (const capture of ['fixtures/kip1313-mix.pcapng', 'fixtures/ckjs-mock-telemetry.pcap']) {
+      const text = (await kcid(['analyze', capture, '--format', 'summary-json'])).stdout;
+      const expected = parseSummary(text, 'x');
+      for (const layout of [text, JSON.stringify(JSON.parse(text), null, 2), ` \n${JSON.stringify(JSON.parse(text), null, '\t')}\n\n`]) {
+        const file = tmpFile('part.json', layout);
+        for (const chunk of [1, 7, 4096, 1 << 20]) expect(readSummaryFile(file, () => {}, chunk)).toEqual(expected);
+      }
+    }
+  });
+
+  it('a damaged file is one line naming it, whatever the chunk size', async () => {
+    const { readSummaryFile } = await import('../src/analysis/summary-stream.js');
+    const text = (await kcid(['analyze', 'fixtures/kip1313-mix.pcapng', '--format', 'summary-json'])).stdout;
+    const cases: [string, RegExp][] = [
+      [text.slice(0, 5_000), /: not JSON \(unexpected end at byte 5000\)$|: not JSON \(unterminated string at byte 5000\)$/],
+      [`${text.trimEnd()} x`, /: not JSON \(unexpected data after the document at byte \d+\)$/],
+      ['[1, 2]', /: not a kcid summary/],
+      ['{"kind": "kcid-summary", "version": 1, "inputs": [tru], "connections": [], "findings": []}', /: not JSON \(.*\)$/],
+      ['{"kind" "kcid-summary"}', /: not JSON \(expected ':' at byte 8\)$/],
+    ];
+    for (const [body, message] of cases) {
+      const file = tmpFile('bad.json', body);
+      for (const chunk of [3, 1 << 20]) {
+        let error: Error | undefined;
+        try {
+          readSummaryFile(file, () => {}, chunk);
+        } catch (e) {
+          error = e as Error;
+        }
+        expect(error?.name).toBe('SummaryError');
+        expect(error!.message).toMatch(message);
+        expect(error!.message.split('\n')).toHaveLength(1);
+      }
+    }
+  });
+});

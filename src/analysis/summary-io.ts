@@ -54,6 +54,11 @@ export function parseSummary(text: string, file: string): CaptureSummary {
     // JSON.parse quotes the offending bytes: a binary file would put raw control bytes on the terminal.
     throw new SummaryError(`${file}: not JSON (${sanitize((e as Error).message).slice(0, 120)})`);
   }
+  return summaryFromJson(doc, file);
+}
+
+/** A parsed summary file's value checked and taken as a partial result (summary-stream.ts reads big ones). */
+export function summaryFromJson(doc: unknown, file: string): CaptureSummary {
   if (!isJsonObject(doc) || doc.kind !== SUMMARY_KIND) {
     throw new SummaryError(`${file}: not a kcid summary (make one with 'kcid analyze --format summary-json')`);
   }

@@ -21,7 +21,8 @@ import { analyzeAll, defaultJobs, mergeResults } from '../analysis/parallel.js';
 import { buildReport, reachesThreshold, type Report, type SeveritySetting } from '../analysis/report.js';
 import { REPORT_RULES, TELEMETRY_RULES, telemetryNeeds } from '../analysis/rules/index.js';
 import { analyzeInput, DEFAULT_KAFKA_PORTS, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
-import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
+import { mergeSummaries, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
+import { readSummaryFile } from '../analysis/summary-stream.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
 import type { ConnState } from '../analysis/connection-state.js';
 import { findingJson, writeReportJson } from '../report/json.js';
@@ -303,20 +304,15 @@ export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io
   const config = applyConfig(o, given, io);
   const failOn = parseFailOn(o.failOn);
   checkInputs(files, 'summary');
-  const parts = files.map((file) => {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(file);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      throw new SummaryError(`${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${(e as Error).message}`}`);
-    }
-    const capture = captureKind(bytes);
-    if (capture !== null) {
-      throw new SummaryError(`${file}: is a ${capture} capture, not a summary (analyse it with 'kcid analyze', or make a summary with 'kcid analyze ${file} --format summary-json')`);
-    }
-    return parseSummary(bytes.toString('utf8'), file);
-  });
+  // Each file read as a stream (a summary can be longer than a string can be).
+  const parts = files.map((file) =>
+    readSummaryFile(file, (bytes) => {
+      const capture = captureKind(bytes);
+      if (capture !== null) {
+        throw new SummaryError(`${file}: is a ${capture} capture, not a summary (analyse it with 'kcid analyze', or make a summary with 'kcid analyze ${file} --format summary-json')`);
+      }
+    }),
+  );
   return writeReport(mergeSummaries(parts), o, config, failOn, io);
 }
 
