@@ -288,15 +288,26 @@ export function plainTable(head: readonly string[], rows: readonly string[][], c
   const cells = head.length === 0 ? rows : [head, ...rows];
   if (cells.length === 0) return null;
   const widths = colWidths === undefined ? cells[0]!.map(() => 0) : colWidths.map((w) => w - 2);
-  const split: string[][][] = [];
-  const lineWidths: number[][][] = [];
+  // Per cell its line (a string, the common case) or its lines, and their display widths.
+  const split: (string | string[])[][] = [];
+  const lineWidths: (number | number[])[][] = [];
   for (const row of cells) {
-    const lines: string[][] = [];
-    const measuredRow: number[][] = [];
+    const lines: (string | string[])[] = [];
+    const measuredRow: (number | number[])[] = [];
     for (let i = 0; i < row.length; i++) {
       const cell = row[i]!;
       if (!DRAWN_CELL.test(cell)) return null;
       const colour = HAS_ESC.test(cell);
+      if (!cell.includes('\n')) {
+        // One line: what wordWrap would give when it fits (the same text drawn, tested).
+        const w = displayWidth(cell);
+        if (colWidths === undefined || w <= widths[i]!) {
+          if (colWidths === undefined && w > widths[i]!) widths[i] = w;
+          lines.push(cell);
+          measuredRow.push(w);
+          continue;
+        }
+      }
       let parts: string[];
       if (colWidths === undefined) parts = cell.split('\n');
       else {
@@ -313,24 +324,28 @@ export function plainTable(head: readonly string[], rows: readonly string[][], c
     split.push(lines);
     lineWidths.push(measuredRow);
   }
+  const spaces: string[] = [];
+  const pad = (n: number): string => (n <= 0 ? '' : (spaces[n] ??= ' '.repeat(n)));
   const rule = (left: string, mid: string, right: string) => `${left}${widths.map((w) => '─'.repeat(w + 2)).join(mid)}${right}`;
   const out = [rule('┌', '┬', '┐')];
   for (let r = 0; r < split.length; r++) {
     const lines = split[r]!;
     const measuredRow = lineWidths[r]!;
     let height = 1;
-    for (const l of lines) height = Math.max(height, l.length);
+    for (const l of lines) if (typeof l !== 'string') height = Math.max(height, l.length);
     for (let k = 0; k < height; k++) {
       let line = '│';
       for (let i = 0; i < widths.length; i++) {
         const w = widths[i]!;
-        let text = lines[i]?.[k] ?? '';
-        let tw = measuredRow[i]?.[k] ?? 0;
+        const cell = lines[i];
+        const cellWidth = measuredRow[i];
+        let text = typeof cell === 'string' ? (k === 0 ? cell : '') : (cell?.[k] ?? '');
+        let tw = typeof cellWidth === 'number' ? (k === 0 ? cellWidth : 0) : (cellWidth?.[k] ?? 0);
         if (tw > w) {
           text = truncateLine(text, w, tw);
           tw = displayWidth(text);
         }
-        line += ` ${text}${' '.repeat(Math.max(0, w - tw))} │`;
+        line += ` ${text}${pad(w - tw)} │`;
       }
       out.push(line);
     }
