@@ -89,5 +89,11 @@ const connection = object(
   { errors: count, tls },
 );
 
+/** The strings of a telemetry event kcid writes itself (isTelemetryEvent in summary-io.ts checks the rest's types). */
+const telemetryEvent = object({ client: endpoint, clientIp: endpoint, broker: endpoint, instanceId: nullable(instanceId) });
+
 /** The top level after kind and version (summary-io.ts checks those first, with their own messages). */
-export const SUMMARY_SHAPE: Shape = object({ inputs: arrayOf(input), connections: arrayOf(connection), findings: arrayOf(finding) });
+export const SUMMARY_SHAPE: Shape = object(
+  { inputs: arrayOf(input), connections: arrayOf(connection), findings: arrayOf(finding) },
+  { telemetry: arrayOf(telemetryEvent) },
+);
