@@ -349,3 +349,14 @@ function bigSummary(connections: number, perConnection: number): CaptureSummary 
     findings: [],
   };
 }
+
+describe('labels in the SVG (issue 27.13)', () => {
+  it('are clipped by display width, never inside a character or an emoji sequence', async () => {
+    const { clip } = await import('../src/report/html/text.js');
+    expect(clip('10.0.0.1:9092', 30)).toBe('10.0.0.1:9092');
+    expect(clip('abcdefghij', 5)).toBe('abcd…');
+    expect(clip('注文サービス', 5)).toBe('注文…');
+    expect(clip('👩‍👩‍👧👩‍👩‍👧👩‍👩‍👧', 5)).toBe('👩‍👩‍👧👩‍👩‍👧…');
+    expect(clip('e\u0301e\u0301e\u0301', 2)).toBe('e\u0301…');
+  });
+});
