@@ -503,3 +503,30 @@ describe('json written directly', () => {
     }
   });
 });
+
+describe('SARIF and NDJSON are written in pieces (issue 26.15)', () => {
+  it('the same bytes as one string, no piece holding more than a batch of findings', async () => {
+    const { analyzeFiles } = await import('./helpers.js');
+    const { writeSarif } = await import('../src/report/sarif.js');
+    const { writeFindingsNdjson, findingNdjson } = await import('../src/report/ndjson.js');
+    const { safeJson } = await import('../src/base/json-text.js');
+    const one = await analyzeFiles(['fixtures/kip1313-mix.pcapng']);
+    const findings = Array.from({ length: 5_000 }, (_, i) => ({ ...one.findings[i % one.findings.length]!, frame: i + 1 }));
+    const report = { ...one, findings };
+    for (const [name, writer] of [
+      ['sarif', (w: (s: string) => void) => writeSarif(report, w, '0.1.0')],
+      ['ndjson', (w: (s: string) => void) => writeFindingsNdjson(report, w)],
+    ] as const) {
+      const pieces: string[] = [];
+      writer((s) => pieces.push(s));
+      const text = pieces.join('');
+      const longest = Math.max(...pieces.map((p) => p.length));
+      expect([name, pieces.length > 4, longest < text.length / 4]).toEqual([name, true, true]);
+      if (name === 'sarif') {
+        const log = JSON.parse(text);
+        expect(log.runs[0].results).toHaveLength(5_000);
+        expect(text).toBe(`${safeJson(log, 2)}\n`);
+      } else expect(text).toBe(findings.map((f) => findingNdjson(report, f)).join(''));
+    }
+  });
+});

@@ -189,8 +189,9 @@ describe('the html report in Chromium', skipUnless(CHROMIUM !== null, 'no Chromi
     const tip = await o.page.$eval('#tip', (t) => ({ text: t.textContent, shown: getComputedStyle(t).display }));
     expect(tip.shown).toBe('block');
     expect(tip.text).toMatch(/^frame 4 · ApiVersions v4 · corr 1\n10\.2\.0\.21:40001 -> 10\.1\.0\.11:9092\n2025-12-01T00:00:00\.000300Z · no error, 100 µs$/);
-    await o.page.hover('#timeline .marker');
-    expect(await o.page.$eval('#tip', (t) => t.textContent)).toMatch(/^(error telemetry-payload-invalid|warning telemetry-push-too-soon) · PushTelemetry v1 · corr 4\nframe 17 · /);
+    // Notes are drawn first, errors last (on top): the first error's mark.
+    await o.page.hover('#timeline .marker-error');
+    expect(await o.page.$eval('#tip', (t) => t.textContent)).toMatch(/^error telemetry-payload-invalid · PushTelemetry v1 · corr 4\nframe 17 · /);
     await o.page.close();
   });
 

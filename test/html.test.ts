@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_BROKERS, MAX_TICKS_PER_CONNECTION, MIN_BUCKET_US, OTHER_BROKERS, activityProblem, type InputActivity } from '../src/analysis/activity.js';
 import { buildReport } from '../src/analysis/report.js';
 import { analyzeInput } from '../src/analysis/run.js';
-import type { CaptureSummary, ConnectionSummary } from '../src/analysis/types.js';
+import type { CaptureSummary, ConnectionSummary, Finding } from '../src/analysis/types.js';
+import { MAX_MARKERS } from '../src/report/html/timeline.js';
 import { renderHtml } from '../src/report/html/page.js';
 import { esc } from '../src/report/html/text.js';
 import { removeTmpFiles, tmpDir, tmpFile } from './builder/capture.js';
@@ -253,6 +254,60 @@ describe('the page', () => {
   });
 });
 
+describe('the timeline\'s findings (issues 26.16, 27.11)', () => {
+  const finding = (c: ConnectionSummary, severity: 'error' | 'warning' | 'info', us: number, rule: string, frame: number): Finding => ({
+    rule, severity, message: `${rule} at ${frame}`, frame, timeUs: us, client: c.client, broker: c.broker,
+    apiKey: 3, apiVersion: 12, correlationId: frame, clientInstanceId: null, input: c.input,
+  });
+
+  it('draws errors above warnings above notes at the same place, whatever the findings\' order', () => {
+    const summary = bigSummary(1, 10);
+    const c = summary.connections[0]!;
+    summary.findings = [finding(c, 'error', T0 + 5000, 'e-rule', 9), finding(c, 'warning', T0 + 5000, 'w-rule', 9), finding(c, 'info', T0 + 5000, 'i-rule', 9)];
+    const page = renderHtml(buildReport(summary));
+    expect(page.match(/class="marker marker-[a-z]+"/g)).toEqual(['class="marker marker-info"', 'class="marker marker-warning"', 'class="marker marker-error"']);
+  });
+
+  it(`groups findings past ${MAX_MARKERS} into marks with their counts: 100,000 findings make a page of a few MB`, () => {
+    const summary = bigSummary(1_000, 10);
+    const severities = ['error', 'warning', 'info'] as const;
+    for (let i = 0; i < 100_000; i++) {
+      const c = summary.connections[i % 1_000]!;
+      summary.findings.push(finding(c, severities[i % 3]!, c.firstUs + (i % 10) * 1000, `rule-${i % 7}`, c.firstFrame + (i % 10)));
+    }
+    const report = buildReport(summary);
+    const page = renderHtml(report);
+    const size = Buffer.byteLength(page);
+    if (process.env.KCID_PRINT_SIZE) console.log(`page of 100,000 findings: ${size} bytes`);
+    const marks = page.slice(page.indexOf(`<g class="markers">`), page.indexOf(`</svg>`, page.indexOf(`<g class="markers">`)));
+    if (process.env.KCID_PRINT_SIZE) console.log(`marks: ${marks.length} bytes, ${(marks.match(/<a /g) ?? []).length}, table ${page.indexOf(`id="timeline"`) - page.indexOf(`id="findings"`)}`);
+    // The findings table (5,000 rows) is 2.1 MB of it, the 1,000 instances and connections most of the rest.
+    expect(size).toBeLessThan(8 * 1024 * 1024);
+    expect(marks.length).toBeLessThan(1024 * 1024);
+    const counts = [...page.matchAll(/class="marker marker-([a-z]+) marker-group" data-count="(\d+)"/g)];
+    expect(counts.reduce((n, m) => n + Number(m[2]), 0)).toBe(100_000);
+    expect(page).not.toMatch(/class="marker marker-[a-z]+" data-rule=/);
+    // Notes, then warnings, then errors: an error group is on top.
+    const order = counts.map((m) => m[1]);
+    expect(order.indexOf('error')).toBeGreaterThan(order.lastIndexOf('warning'));
+    expect(order.indexOf('warning')).toBeGreaterThan(order.lastIndexOf('info'));
+    expect(page).toContain(`100,000 findings are drawn as ${counts.length.toLocaleString('en-US')} marks, one per row, severity and 6 pixels of time (beyond 2,000 findings)`);
+    expect(page.match(/<a href="#findings"><path class="marker /g)).toHaveLength(counts.length);
+  });
+
+  it('numbers inputs from 1, as the table and JSON do', async () => {
+    const file = htmlScenario().file('page.pcap');
+    const page = (await runKcid(['analyze', file, 'fixtures/kip1313-mix.pcapng', '--format', 'html', '--fail-on', 'none'])).stdout;
+    const inputs = page.slice(page.indexOf('id="inputs"'), page.indexOf('id="findings"'));
+    expect([...inputs.matchAll(/<tr><td class="num">(\d+)<\/td>/g)].map((m) => m[1])).toEqual(['1', '2']);
+    const findings = page.slice(page.indexOf('id="findings-table"'), page.indexOf('id="timeline"'));
+    const frames = [...findings.matchAll(/data-label="Frame"[^>]*>(\d+):\d+</g)].map((m) => m[1]);
+    expect(new Set(frames)).toEqual(new Set(['1', '2']));
+    expect(page).not.toMatch(/input 0 frame/);
+    expect(page).toMatch(/input 2 frame \d+/);
+  });
+});
+
 /**
  * A summary as a capture of `connections` connections (each its own instance, `perConnection`
  * requests 1 ms apart, a connection starting every 10 ms) would give, with the activity the
@@ -294,3 +349,14 @@ function bigSummary(connections: number, perConnection: number): CaptureSummary 
     findings: [],
   };
 }
+
+describe('labels in the SVG (issue 27.13)', () => {
+  it('are clipped by display width, never inside a character or an emoji sequence', async () => {
+    const { clip } = await import('../src/report/html/text.js');
+    expect(clip('10.0.0.1:9092', 30)).toBe('10.0.0.1:9092');
+    expect(clip('abcdefghij', 5)).toBe('abcd…');
+    expect(clip('注文サービス', 5)).toBe('注文…');
+    expect(clip('👩‍👩‍👧👩‍👩‍👧👩‍👩‍👧', 5)).toBe('👩‍👩‍👧👩‍👩‍👧…');
+    expect(clip('e\u0301e\u0301e\u0301', 2)).toBe('e\u0301…');
+  });
+});

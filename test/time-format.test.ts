@@ -123,3 +123,58 @@ describe('--since/--until times', () => {
     expect(() => parseTimeBound(text, '--since')).toThrow(`invalid --since '${text}' (expected a UTC time such as 2026-12-01`);
   });
 });
+
+describe('years outside 0000-9999 (issue 27.13)', () => {
+  // Date.UTC(10000, 0, 1, 0, 0, 5, 992) ms = 253402300805992, and 256 µs more (doubles are 32 µs apart there).
+  const y10000 = 253_402_300_805_992_256;
+  it('isoMicros writes the expanded year with all six fraction digits', async () => {
+    const { isoMicros, isoMicrosByDate } = await import('../src/base/time.js');
+    expect(isoMicros(y10000)).toBe('+010000-01-01T00:00:05.992256Z');
+    expect(isoMicrosByDate(y10000)).toBe('+010000-01-01T00:00:05.992256Z');
+    // Year -1 (Date.UTC(-1, 0, 1) = -62198755200000 ms), and the plain form still cached right after.
+    expect(isoMicros(-62_198_755_196_750_000)).toBe('-000001-01-01T00:00:03.250000Z');
+    expect(isoMicros(1_764_547_200_000_500)).toBe('2025-12-01T00:00:00.000500Z');
+    expect(isoMicros(1_764_547_200_000_501)).toBe('2025-12-01T00:00:00.000501Z');
+  });
+  it('every -t letter prints year 10000 whole', () => {
+    expect(TIME_FORMATS.map((f) => makeClock(f, y10000 - 1_500_000, 'UTC')(y10000))).toEqual([
+      '+010000-01-01T00:00:05.992Z',
+      '00:00:05.992',
+      '+010000-01-01T00:00:05.992Z',
+      '00:00:05.992',
+      '+010000-01-01T00:00:05.992Z',
+      '1.500',
+      '253402300805.992',
+    ]);
+  });
+});
+
+describe('a clock that steps back inside a connection (issue 27.13)', () => {
+  /**
+   * Request 1 at 12:04:05.123756 (frame 4, answered .126356), then the clock steps back 20 s:
+   * request 2 at 12:03:45.126456 (frame 6, client-id-after-first), answered .126556 (frame 7).
+   */
+  function steppedBack(): string {
+    const s = new Scenario(1_764_590_645);
+    s.wait(0.123_456);
+    const c = s.connect({ client: '10.2.0.21:40000', broker: '10.1.0.11:9092' });
+    const body = apiVersionsRequestBody({ softwareName: 'java', softwareVersion: '4.3.0' });
+    const first = c.request({ apiKey: 18, apiVersion: 4, clientId: 'orders', clientInstanceId: ID_A, body });
+    s.wait(0.0025);
+    c.respond(first, apiVersionsResponseBody(4, { errorCode: 0, apiKeys: [] }));
+    s.wait(-20);
+    const second = c.request({ apiKey: 18, apiVersion: 4, clientId: 'orders', clientInstanceId: ID_A, body });
+    c.respond(second, apiVersionsResponseBody(4, { errorCode: 0, apiKeys: [] }));
+    return s.file('stepped-back.pcap');
+  }
+
+  it('first and last seen are the earliest and latest times, and --until keeps the connection of a finding in the window', async () => {
+    const file = steppedBack();
+    const all = JSON.parse((await runKcid(['analyze', file, '--format', 'json'])).stdout);
+    expect(all.instances.map((i: { firstSeen: string; lastSeen: string }) => [i.firstSeen, i.lastSeen])).toEqual([['2025-12-01T12:03:45.126456Z', '2025-12-01T12:04:05.126356Z']]);
+    const until = JSON.parse((await runKcid(['analyze', file, '--format', 'json', '--until', '2025-12-01T12:03:50Z'])).stdout);
+    expect(until.findings.map((f: { rule: string; frame: number }) => [f.rule, f.frame])).toEqual([['client-id-after-first', 6]]);
+    expect(until.connections).toHaveLength(1);
+    expect(until.instances.map((i: { firstSeen: string; lastSeen: string }) => [i.firstSeen, i.lastSeen])).toEqual([['2025-12-01T12:03:45.126456Z', '2025-12-01T12:04:05.126356Z']]);
+  });
+});

@@ -115,7 +115,10 @@ export class CaptureAnalyzer extends ConnectionTracker {
     const { fns, reports } = this.onResponse;
     for (let i = 0; i < fns.length; i++) fns[i]!(s, r, reports[i]!);
     s.responses++;
-    s.lastUs = toMicros(r.tsSec, r.tsNsec);
+    // A clock can step back inside a connection: its window runs from its earliest time to its latest.
+    const us = toMicros(r.tsSec, r.tsNsec);
+    if (us > s.lastUs) s.lastUs = us;
+    if (s.requests > 0 && us < s.firstUs) s.firstUs = us;
     if (r.errorCodes.length > 0) {
       s.errorResponses++;
       s.errors += r.errorCodes.length;

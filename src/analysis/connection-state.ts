@@ -138,9 +138,13 @@ export class ConnState implements LatencyState, RuleConnection {
       this.firstRequestUs = toMicros(r.tsSec, r.tsNsec);
       // First and last seen are about Kafka traffic: the first request, the last request or response.
       this.firstUs = this.firstRequestUs;
+      if (this.responses === 0) this.lastUs = this.firstRequestUs;
     }
     this.requests++;
-    this.lastUs = toMicros(r.tsSec, r.tsNsec);
+    // A clock can step back inside a connection: its window runs from its earliest time to its latest.
+    const us = toMicros(r.tsSec, r.tsNsec);
+    if (us > this.lastUs) this.lastUs = us;
+    if (us < this.firstUs) this.firstUs = us;
     if (countApis) this.countApi(h.apiKey);
     this.apiVersionsRetryAllowed = false;
     const id = h.clientInstanceId;

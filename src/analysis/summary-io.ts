@@ -6,6 +6,8 @@
 import { isJsonObject, JsonList, writeJson } from '../base/json-text.js';
 import { sanitize } from '../base/sanitize.js';
 import { activityProblem } from './activity.js';
+import { problem } from '../base/shape.js';
+import { SUMMARY_SHAPE } from './summary-shape.js';
 import { histogramOf } from './latency.js';
 import type { CaptureSummary, ConnectionSummary, TelemetryEvent } from './types.js';
 
@@ -52,6 +54,11 @@ export function parseSummary(text: string, file: string): CaptureSummary {
     // JSON.parse quotes the offending bytes: a binary file would put raw control bytes on the terminal.
     throw new SummaryError(`${file}: not JSON (${sanitize((e as Error).message).slice(0, 120)})`);
   }
+  return summaryFromJson(doc, file);
+}
+
+/** A parsed summary file's value checked and taken as a partial result (summary-stream.ts reads big ones). */
+export function summaryFromJson(doc: unknown, file: string): CaptureSummary {
   if (!isJsonObject(doc) || doc.kind !== SUMMARY_KIND) {
     throw new SummaryError(`${file}: not a kcid summary (make one with 'kcid analyze --format summary-json')`);
   }
@@ -93,6 +100,8 @@ export function parseSummary(text: string, file: string): CaptureSummary {
     const problem = activityProblem(input.activity);
     if (problem !== null) throw new SummaryError(`${file}: an input's 'activity' ${problem}`);
   }
+  const bad = problem(SUMMARY_SHAPE, doc);
+  if (bad !== null) throw new SummaryError(`${file}: ${bad}`);
   const parsed = { version: 1, inputs: doc.inputs, connections: doc.connections, findings: doc.findings } as unknown as CaptureSummary;
   if (telemetry.length > 0) parsed.telemetry = telemetry as unknown as TelemetryEvent[];
   return parsed;

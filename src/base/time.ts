@@ -53,6 +53,7 @@ export function isoMicrosByDate(us: number): string {
   // A hostile pcapng can claim a time past year 275760, where Date gives up.
   if (!(Math.abs(ms) <= 8.64e15)) return `@${us}us`;
   const micros = us - ms * 1000;
-  const iso = new Date(ms).toISOString(); // yyyy-mm-ddThh:mm:ss.mmmZ
-  return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}Z`;
+  // yyyy-mm-ddThh:mm:ss.mmmZ, or ±yyyyyy-mm-dd... outside the years 0000-9999: up to the Z either way.
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, -1)}${String(micros).padStart(3, '0')}Z`;
 }

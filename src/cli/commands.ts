@@ -22,7 +22,8 @@ import { buildReport, reachesThreshold, type Report, type SeveritySetting } from
 import { LiveChecks } from '../analysis/live-checks.js';
 import { REPORT_RULES, TELEMETRY_RULES, telemetryNeeds } from '../analysis/rules/index.js';
 import { analyzeInput, DEFAULT_KAFKA_PORTS, DEFAULT_MAX_FRAME_BYTES, type AnalyzeOptions } from '../analysis/run.js';
-import { mergeSummaries, parseSummary, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
+import { mergeSummaries, SummaryError, writeSummaryJson } from '../analysis/summary-io.js';
+import { readSummaryFile } from '../analysis/summary-stream.js';
 import type { CaptureSummary, Finding } from '../analysis/types.js';
 import type { ConnState } from '../analysis/connection-state.js';
 import { findingJson, writeReportJson } from '../report/json.js';
@@ -253,6 +254,8 @@ async function emit(judged: Report, summary: CaptureSummary, o: AnalyzeCliOption
   const report = o.telemetry === true ? judged : { ...judged, telemetry: [] };
   if (o.format === 'json') writeReportJson(report, write);
   else if (o.format === 'summary-json') writeSummaryJson(summary, write);
+  else if (o.format === 'sarif') (await import('../report/sarif.js')).writeSarif(report, write, packageVersion(), undefined, severities(config, o));
+  else if (o.format === 'ndjson') (await import('../report/ndjson.js')).writeFindingsNdjson(report, write);
   else out.write(await render(report, o, config, out, io));
 }
 
@@ -302,20 +305,15 @@ export async function mergeCommand(files: string[], o: AnalyzeCliOptions, io: Io
   const config = applyConfig(o, given, io);
   const failOn = parseFailOn(o.failOn);
   checkInputs(files, 'summary');
-  const parts = files.map((file) => {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(file);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      throw new SummaryError(`${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot read: ${(e as Error).message}`}`);
-    }
-    const capture = captureKind(bytes);
-    if (capture !== null) {
-      throw new SummaryError(`${file}: is a ${capture} capture, not a summary (analyse it with 'kcid analyze', or make a summary with 'kcid analyze ${file} --format summary-json')`);
-    }
-    return parseSummary(bytes.toString('utf8'), file);
-  });
+  // Each file read as a stream (a summary can be longer than a string can be).
+  const parts = files.map((file) =>
+    readSummaryFile(file, (bytes) => {
+      const capture = captureKind(bytes);
+      if (capture !== null) {
+        throw new SummaryError(`${file}: is a ${capture} capture, not a summary (analyse it with 'kcid analyze', or make a summary with 'kcid analyze ${file} --format summary-json')`);
+      }
+    }),
+  );
   return writeReport(mergeSummaries(parts), o, config, failOn, io);
 }
 

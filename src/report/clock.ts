@@ -26,8 +26,14 @@ const DAY_MS = 86_400_000;
 /** Date's range: a hostile capture can claim a time past it. */
 const inRange = (ms: number): boolean => Math.abs(ms) <= 8.64e15 - DAY_MS;
 
-/** "2025-12-01T00:00:00.004" for a time `ms` in UTC (shifted by an offset for local time). */
-const isoMs = (ms: number): string => new Date(ms).toISOString().slice(0, 23);
+/**
+ * "2025-12-01T00:00:00.004" for a time `ms` in UTC (shifted by an offset for local time); years
+ * outside 0000-9999 in ISO 8601's expanded form, "+010000-01-01T00:00:03.250".
+ */
+const isoMs = (ms: number): string => new Date(ms).toISOString().slice(0, -1);
+
+/** "00:00:03.250" from isoMs's text, whatever the year's width. */
+const timeOfDay = (iso: string): string => iso.slice(iso.indexOf('T') + 1);
 
 /**
  * Seconds with milliseconds: 12.004, -0.250. Cut to the millisecond, not rounded, as the absolute
@@ -95,7 +101,7 @@ export function makeClock(format: TimeFormat, startUs: number | null | (() => nu
       return withWidth(guard((ms) => `${isoMs(ms)}Z`), 24);
     case 'a':
     case 'u':
-      return withWidth(guard((ms) => isoMs(ms).slice(11)), 12);
+      return withWidth(guard((ms) => timeOfDay(isoMs(ms))), 12);
     case 'r':
       return withWidth((us) => seconds(us - (start() ?? us)), 10);
     case 'e':

@@ -8,10 +8,22 @@ import { findingJson, showCommand } from './json.js';
 import { safeJson } from '../base/json-text.js';
 
 /** One line, newline included. safeJson writes no raw line breaks, so a line is always one finding. */
-export function findingNdjson(f: Finding): string {
-  return `${safeJson(findingJson(f))}\n`;
+export function findingNdjson(report: Report, f: Finding): string {
+  return `${safeJson({ ...findingJson(f), show: showCommand(report, f) })}\n`;
 }
 
 export function renderFindingsNdjson(report: Report): string {
-  return report.findings.map((f) => `${safeJson({ ...findingJson(f), show: showCommand(report, f) })}\n`).join('');
+  const parts: string[] = [];
+  writeFindingsNdjson(report, (s) => parts.push(s));
+  return parts.join('');
+}
+
+/** The lines written a thousand at a time, never joined into one string of them all. */
+export function writeFindingsNdjson(report: Report, write: (s: string) => void): void {
+  const lines: string[] = [];
+  for (const f of report.findings) {
+    lines.push(findingNdjson(report, f));
+    if (lines.length >= 1000) write(lines.splice(0).join(''));
+  }
+  if (lines.length > 0) write(lines.join(''));
 }

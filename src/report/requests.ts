@@ -5,6 +5,7 @@
  * is in request order. The wait is bounded: past MAX_WAITING rows, or when the oldest waiting
  * request is older than MAX_WAIT_US of capture time, the oldest is written without a response.
  */
+import { displayWidth, padWidth, takeWidth } from '../base/width.js';
 import type { RequestObserver } from '../analysis/analyzer.js';
 import type { ConnState } from '../analysis/connection-state.js';
 import { requestOwner } from '../analysis/owner.js';
@@ -339,7 +340,7 @@ const COLUMNS: readonly Column[] = [
     // The client's port goes first (the broker's says which listener), then the end of the text.
     shorten: (r, w) => {
       const text = `${r.client.slice(0, r.client.lastIndexOf(':'))} -> ${r.broker}`;
-      return text.length <= w ? text : `${text.slice(0, w - 1)}…`;
+      return displayWidth(text) <= w ? text : `${takeWidth(text, w - 1)}…`;
     },
   },
   { title: 'API', width: 28, min: 14, cell: (r) => (r.apiKey === null ? '(request not captured)' : `${r.apiName} v${r.apiVersion}`) },
@@ -413,7 +414,7 @@ export class RequestTable {
       COLUMNS.forEach((c, i) => {
         if (c.fixed) return;
         let widest = c.title.length;
-        for (const row of o.sample!) widest = Math.max(widest, c.cell(row, o.multipleInputs, o.clock).length);
+        for (const row of o.sample!) widest = Math.max(widest, displayWidth(c.cell(row, o.multipleInputs, o.clock)));
         this.widths[i] = Math.min(Math.max(this.widths[i]!, c.max ?? 0), widest);
       });
     }
@@ -460,8 +461,8 @@ export class RequestTable {
       .map((i) => {
         const w = this.widths[i]!;
         let text = cells(i);
-        if (cut !== null && text.length > w) text = cut(i, w);
-        return COLUMNS[i]!.right ? text.padStart(w) : text.padEnd(w);
+        if (cut !== null && displayWidth(text) > w) text = cut(i, w);
+        return padWidth(text, w, COLUMNS[i]!.right);
       })
       .join(' '.repeat(GAP))
       .trimEnd();
@@ -479,7 +480,7 @@ export class RequestTable {
     const cut =
       this.o.width === undefined
         ? null
-        : (i: number, w: number) => COLUMNS[i]!.shorten?.(row, w) ?? `${COLUMNS[i]!.cell(row, this.o.multipleInputs, this.o.clock).slice(0, w - 1)}…`;
+        : (i: number, w: number) => COLUMNS[i]!.shorten?.(row, w) ?? `${takeWidth(COLUMNS[i]!.cell(row, this.o.multipleInputs, this.o.clock), w - 1)}…`;
     const bodies = row.bodies === undefined ? '' : bodiesCell(row.bodies);
     return `${this.line((i) => COLUMNS[i]!.cell(row, this.o.multipleInputs, this.o.clock), cut)}${bodies}\n`;
   }

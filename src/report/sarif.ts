@@ -25,7 +25,7 @@ import type { Report, SeveritySetting } from '../analysis/report.js';
 import { RULES } from '../analysis/rules/index.js';
 import type { Finding, Severity } from '../analysis/types.js';
 import { findingJson } from './json.js';
-import { safeJson } from '../base/json-text.js';
+import { JsonList, writeJson } from '../base/json-text.js';
 
 export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
 
@@ -49,10 +49,27 @@ function artifactLocation(file: string, index: number | null): Record<string, un
 /** `informationUri`: where kcid is documented, when it has a public home. */
 /** `severities`: the rule settings in force (rule id → severity or off), listed as overrides where they differ from the default. */
 export function renderSarif(report: Report, toolVersion: string, informationUri?: string, severities: ReadonlyMap<string, SeveritySetting> = new Map()): string {
+  const parts: string[] = [];
+  writeSarif(report, (s) => parts.push(s), toolVersion, informationUri, severities);
+  return parts.join('');
+}
+
+/**
+ * The SARIF log written in pieces as it is made, the results a batch at a time (see writeJson):
+ * the same bytes as one JSON.stringify, without one string of the whole log (600,000 findings
+ * made more than V8's longest string).
+ */
+export function writeSarif(
+  report: Report,
+  write: (s: string) => void,
+  toolVersion: string,
+  informationUri?: string,
+  severities: ReadonlyMap<string, SeveritySetting> = new Map(),
+): void {
   const ruleIndex = new Map(RULES.map((r, i) => [r.id, i]));
   const fp = new Fingerprinter(report);
   const baseline = report.suppressed !== undefined;
-  const results = report.findings.map((f) => {
+  const results = new JsonList(report.findings, (f) => {
     const index = ruleIndex.get(f.rule);
     const physicalLocation: Record<string, unknown> = { artifactLocation: artifactLocation(report.inputs[f.input]?.file ?? '-', f.input) };
     if (f.frame !== null) physicalLocation.region = { startLine: f.frame };
@@ -97,7 +114,8 @@ export function renderSarif(report: Report, toolVersion: string, informationUri?
       },
     ],
   };
-  return `${safeJson(log, 2)}\n`;
+  // Deep enough to reach runs[0].results: the log, runs, the run, then the list.
+  writeJson(log, 2, write, 4);
 }
 
 /** The JSON finding's fields that SARIF has no place of its own for (rule, level and message do). */

@@ -6,6 +6,7 @@ import { apiLabel } from '../kafka/protocol.js';
 import { sanitize } from '../base/sanitize.js';
 import type { Style } from './style.js';
 import { wrap } from './wrap.js';
+import { displayWidth, takeWidth } from '../base/width.js';
 import { makeClock, type Clock } from './clock.js';
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
@@ -61,10 +62,10 @@ const INSTANCE_DROP_ORDER = ['Source', 'Last seen', 'First seen', 'Software', 'B
 /** Text without its colour codes, as wide as it shows. */
 const unstyled = (s: string): string => s.replace(/\x1b\[[0-9;]*m/g, '');
 
-/** The width of a cell's longest line, colour codes not counted. */
+/** The display width of a cell's longest line, colour codes not counted. */
 const plainLength = (cell: string): number => {
   let longest = 0;
-  for (const line of unstyled(cell).split('\n')) longest = Math.max(longest, line.length);
+  for (const line of cell.split('\n')) longest = Math.max(longest, displayWidth(line));
   return longest;
 };
 
@@ -172,7 +173,7 @@ export function renderFindings(report: Report, style: Style, width: number): str
     let longest = 0;
     for (const r of rows) {
       for (let i = 0; i < fixed.length; i++) fixed[i] = Math.max(fixed[i]!, plainLength(r[i]!));
-      longest = Math.max(longest, r[6]!.length);
+      longest = Math.max(longest, plainLength(r[6]!));
     }
     for (let i = 0; i < fixed.length; i++) fixed[i] = fixed[i]! + 2;
     const used = fixed.reduce((a, b) => a + b, 0) + 8; // borders
@@ -226,41 +227,125 @@ function findingsList(report: Report, style: Style, width: number): string {
  */
 const ROWS_PER_TABLE = 100;
 
-/** A cell kcid lays out itself: printable ASCII, on one line or several, or colour codes on one line. */
-const PLAIN_CELL = /^(?:[\x20-\x7e\n]*|[\x20-\x7e\x1b]*)$/;
+/**
+ * A cell kcid lays out itself: no control characters but line breaks and colour codes (ESC [ ... m),
+ * colour codes only in a cell of one line. Wire strings reach a table through sanitize, which
+ * escapes every other control character.
+ */
+// eslint-disable-next-line no-control-regex
+const DRAWN_CELL = /^(?:[^\x00-\x1f\x7f-\x9f]|\n)*$|^(?:[^\x00-\x1f\x7f-\x9f]|\x1b\[[0-9;]*m)*$/;
+// eslint-disable-next-line no-control-regex
+const HAS_ESC = /\x1b/;
+
+/**
+ * cli-table3's word wrapping (its utils.wordWrap, one line of a cell): words at runs of white space,
+ * a word wider than the width left whole (the line is cut when drawn), widths in display columns.
+ */
+function wordWrap(maxLength: number, input: string): string[] {
+  const lines: string[] = [];
+  const split = input.split(/(\s+)/g);
+  let line: string[] = [];
+  let lineLength = 0;
+  let whitespace: string | undefined;
+  for (let i = 0; i < split.length; i += 2) {
+    const word = split[i]!;
+    const wordLength = displayWidth(word);
+    let newLength = lineLength + wordLength;
+    if (lineLength > 0 && whitespace) newLength += displayWidth(whitespace);
+    if (newLength > maxLength) {
+      if (lineLength !== 0) lines.push(line.join(''));
+      line = [word];
+      lineLength = wordLength;
+    } else {
+      line.push(whitespace || '', word);
+      lineLength = newLength;
+    }
+    whitespace = split[i + 1];
+  }
+  if (lineLength) lines.push(line.join(''));
+  return lines;
+}
+
+/** A line cut to `len` columns as cli-table3 cuts it: what fits of the first len - 1, then "…". */
+function truncateLine(line: string, len: number, width: number): string {
+  if (width <= len) return line;
+  return `${takeWidth(line, len - 1)}…`;
+}
 
 /**
  * The table cli-table3 draws with kcid's style (compact, no lines between rows, one space of
- * padding, every column as wide as its widest line), drawn here when every cell is {@link PLAIN_CELL}:
- * cli-table3 measures each string through ansi-regex, whose pattern it compiles anew each time (1.3
- * of the 2.3 s a table of chatty's 1,000 client instances took). Held to cli-table3's bytes by
- * test/table.test.ts; null when a cell is not plain (wide characters are measured by cli-table3).
+ * padding), drawn here: without `colWidths` every column as wide as its widest line; with them, each
+ * cell's lines word-wrapped to its column as cli-table3 wraps them (wordWrap, wrapOnWordBoundary)
+ * and a word too wide cut with "…". Held to cli-table3's bytes for what cli-table3 measures right
+ * (printable ASCII and colour codes) by test/table.test.ts; for wide characters, combining marks
+ * and emoji it measures display width (base/width.ts), in one pass, where cli-table3 shortened a
+ * cell a character at a time, measuring it each time (a 32 KB ClientId of CJK took over a minute).
+ * cli-table3 measures each string through ansi-regex, whose pattern it compiles anew each time.
+ * Null when a cell is not {@link DRAWN_CELL}, or a cell with colour codes would need wrapping or
+ * cutting (cli-table3 carries the codes over lines; kcid's coloured cells are short).
  */
-export function plainTable(head: readonly string[], rows: readonly string[][]): string | null {
+export function plainTable(head: readonly string[], rows: readonly string[][], colWidths?: readonly number[]): string | null {
   const cells = head.length === 0 ? rows : [head, ...rows];
   if (cells.length === 0) return null;
-  const widths = cells[0]!.map(() => 0);
-  const split: string[][][] = [];
+  const widths = colWidths === undefined ? cells[0]!.map(() => 0) : colWidths.map((w) => w - 2);
+  // Per cell its line (a string, the common case) or its lines, and their display widths.
+  const split: (string | string[])[][] = [];
+  const lineWidths: (number | number[])[][] = [];
   for (const row of cells) {
-    const lines: string[][] = [];
+    const lines: (string | string[])[] = [];
+    const measuredRow: (number | number[])[] = [];
     for (let i = 0; i < row.length; i++) {
       const cell = row[i]!;
-      if (!PLAIN_CELL.test(cell)) return null;
-      const parts = cell.split('\n');
-      for (const part of parts) widths[i] = Math.max(widths[i]!, unstyled(part).length);
+      if (!DRAWN_CELL.test(cell)) return null;
+      const colour = HAS_ESC.test(cell);
+      if (!cell.includes('\n')) {
+        // One line: what wordWrap would give when it fits (the same text drawn, tested).
+        const w = displayWidth(cell);
+        if (colWidths === undefined || w <= widths[i]!) {
+          if (colWidths === undefined && w > widths[i]!) widths[i] = w;
+          lines.push(cell);
+          measuredRow.push(w);
+          continue;
+        }
+      }
+      let parts: string[];
+      if (colWidths === undefined) parts = cell.split('\n');
+      else {
+        parts = [];
+        for (const l of cell.split('\n')) for (const w of wordWrap(widths[i]!, l)) parts.push(w);
+        if (colour && parts.length > 1) return null;
+      }
+      const partWidths = parts.map(displayWidth);
+      if (colWidths === undefined) for (const w of partWidths) widths[i] = Math.max(widths[i]!, w);
+      else if (colour && partWidths.some((w) => w > widths[i]!)) return null;
       lines.push(parts);
+      measuredRow.push(partWidths);
     }
     split.push(lines);
+    lineWidths.push(measuredRow);
   }
+  const spaces: string[] = [];
+  const pad = (n: number): string => (n <= 0 ? '' : (spaces[n] ??= ' '.repeat(n)));
   const rule = (left: string, mid: string, right: string) => `${left}${widths.map((w) => '─'.repeat(w + 2)).join(mid)}${right}`;
   const out = [rule('┌', '┬', '┐')];
-  for (const lines of split) {
-    const height = Math.max(1, ...lines.map((l) => l.length));
+  for (let r = 0; r < split.length; r++) {
+    const lines = split[r]!;
+    const measuredRow = lineWidths[r]!;
+    let height = 1;
+    for (const l of lines) if (typeof l !== 'string') height = Math.max(height, l.length);
     for (let k = 0; k < height; k++) {
       let line = '│';
       for (let i = 0; i < widths.length; i++) {
-        const text = lines[i]?.[k] ?? '';
-        line += ` ${text}${' '.repeat(widths[i]! - unstyled(text).length)} │`;
+        const w = widths[i]!;
+        const cell = lines[i];
+        const cellWidth = measuredRow[i];
+        let text = typeof cell === 'string' ? (k === 0 ? cell : '') : (cell?.[k] ?? '');
+        let tw = typeof cellWidth === 'number' ? (k === 0 ? cellWidth : 0) : (cellWidth?.[k] ?? 0);
+        if (tw > w) {
+          text = truncateLine(text, w, tw);
+          tw = displayWidth(text);
+        }
+        line += ` ${text}${pad(w - tw)} │`;
       }
       out.push(line);
     }
@@ -270,10 +355,12 @@ export function plainTable(head: readonly string[], rows: readonly string[][]): 
 }
 
 function rowsTable(head: string[], style: Style, rows: readonly string[][], colWidths?: number[]): string {
-  if (colWidths === undefined) {
-    const plain = plainTable(head.map((h) => style.bold(h)), rows);
-    if (plain !== null) return plain;
-  }
+  const drawn = plainTable(
+    head.map((h) => style.bold(h)),
+    rows,
+    colWidths,
+  );
+  if (drawn !== null) return drawn;
   const build = (withHead: boolean, widths: number[] | undefined, from: number): string[] => {
     const t = table(withHead ? head : [], style, widths);
     for (let i = from; i < Math.min(rows.length, from + ROWS_PER_TABLE); i++) t.push(rows[i]!);

@@ -115,7 +115,7 @@ export class Scenario {
   wait(seconds: number): void {
     const total = this.nsec + Math.round(seconds * 1e9);
     this.sec += Math.floor(total / 1e9);
-    this.nsec = total % 1e9;
+    this.nsec = total - Math.floor(total / 1e9) * 1e9; // a negative wait steps the clock back
   }
 
   /** `snaplen`: keep only the first bytes of each packet, as `tcpdump -s N` does (the record says the original length). */

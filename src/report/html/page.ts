@@ -19,7 +19,7 @@ import { summaryLine } from '../table.js';
 import { CSP, SCRIPT, STYLE } from './assets.js';
 import { latencies, rates, renderLatency, renderRates } from './charts.js';
 import { count, esc, plural } from './text.js';
-import { MAX_BARS_PER_LANE, renderTimeline, timeRange } from './timeline.js';
+import { MAX_BARS_PER_LANE, MAX_MARKERS, renderTimeline, timeRange } from './timeline.js';
 
 /** Rows listed per table at most (findings, instances, connections). */
 export const MAX_TABLE_ROWS = 5000;
@@ -47,7 +47,7 @@ function inputsSection(report: Report): string {
   const rows = report.inputs.map((i, n) =>
     [
       '<tr>',
-      multiple ? td(String(n), 'num') : '',
+      multiple ? td(String(n + 1), 'num') : '',
       td(i.file, 'mono'),
       td(i.gzip ? `${i.format}+gzip` : i.format),
       td(count(i.packets), 'num', i.packets),
@@ -69,7 +69,7 @@ function findingsSection(report: Report): string {
   const rules = [...new Set(report.findings.map((f) => f.rule))].sort();
   const severities = (['error', 'warning', 'info'] as const).filter((s) => report.findings.some((f) => f.severity === s));
   const rows = shown.map((f: Finding) => {
-    const frame = f.frame === null ? '-' : multiple ? `${f.input}:${f.frame}` : String(f.frame);
+    const frame = f.frame === null ? '-' : multiple ? `${f.input + 1}:${f.frame}` : String(f.frame);
     // data-label: the column's name, shown before the value where a phone lays each finding out as a card.
     const cell = (label: string, text: string, cls: string, sort?: string | number) => td(text, cls, sort).replace('<td', `<td data-label="${label}"`);
     return [
@@ -110,6 +110,7 @@ function timelineSection(report: Report): string {
   if (t.othersInstances > 0) notes.push(`The busiest ${count(t.ownLanes)} instances have a lane each; the other ${count(t.othersInstances)} share the lane "${count(t.othersInstances)} more instances".`);
   if (t.barsNotDrawn > 0) notes.push(`${plural(t.barsNotDrawn, 'connection')} beyond ${count(MAX_BARS_PER_LANE)} per lane are not drawn as bars.`);
   if (t.ticksNotDrawn > 0) notes.push(`${plural(t.ticks, 'request')} are drawn as ticks; ${count(t.ticksNotDrawn)} more are counted in the rates below but not drawn (beyond 20,000 requests per input the ticks are a sample spread over the capture, errors first; at most 200 per connection).`);
+  if (t.markerGroups > 0) notes.push(`${plural(t.markers, 'finding')} are drawn as ${plural(t.markerGroups, 'mark')}, one per row, severity and ${count(6)} pixels of time (beyond ${count(MAX_MARKERS)} findings); hover a mark for its count, click it for the findings table.`);
   if (!report.inputs.some((i) => i.activity !== undefined)) notes.push('The summaries this page was made from hold no request times (made by an older kcid): requests are not drawn.');
   return (
     `<p class="note">From ${esc(isoMicros(range.startUs))} to ${esc(isoMicros(range.endUs))}. Hover or focus a mark for its frame, API and correlation ID.</p>` +
@@ -189,7 +190,7 @@ function connectionsSection(report: Report): string {
   const rows = shown.map((c) =>
     [
       '<tr>',
-      multiple ? td(String(c.input), 'num') : '',
+      multiple ? td(String(c.input + 1), 'num') : '',
       td(c.client, 'mono'),
       td(c.broker, 'mono'),
       td(owner.get(c) ?? '-', 'id'),

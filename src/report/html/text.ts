@@ -1,5 +1,6 @@
 /** Text for the page: every string that reaches it, wire strings above all, goes through {@link esc}. */
 import { sanitize } from '../../base/sanitize.js';
+import { displayWidth, takeWidth } from '../../base/width.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -17,10 +18,9 @@ export function escLines(s: string): string {
   return s.split('\n').map(esc).join('&#10;');
 }
 
-/** At most `n` characters (by code point), with an ellipsis when cut; for labels in the SVG. */
+/** At most `n` columns (display width: whole characters, a CJK one or an emoji two), with an ellipsis when cut; for labels in the SVG. */
 export function clip(s: string, n: number): string {
-  const chars = [...s];
-  return chars.length <= n ? s : `${chars.slice(0, n - 1).join('')}\u2026`;
+  return displayWidth(s) <= n ? s : `${takeWidth(s, n - 1)}\u2026`;
 }
 
 export const count = (n: number): string => n.toLocaleString('en-US');

@@ -17,6 +17,15 @@ export const MAX_LANES = 40;
 /** Connections drawn as bars per lane, and ticks drawn on the whole page. */
 export const MAX_BARS_PER_LANE = 400;
 export const MAX_PAGE_TICKS = 20_000;
+/**
+ * Findings drawn as a mark each; past this, findings are grouped per row, MARKER_COLUMN pixels of
+ * time and severity into one mark with their count (the page stays a few MB: 100,000 findings as
+ * single marks made 44.6 MB).
+ */
+export const MAX_MARKERS = 2_000;
+const MARKER_COLUMN = 6;
+/** Severities in drawing order: what is drawn later is on top. */
+const DRAW_ORDER = ['info', 'warning', 'error'] as const;
 
 const WIDTH = 1000;
 const LABEL = 190;
@@ -97,7 +106,10 @@ export interface TimelineResult {
   ownLanes: number;
   ticks: number;
   ticksNotDrawn: number;
+  /** Findings drawn (one mark each, or counted in a group's mark). */
   markers: number;
+  /** Marks standing for several findings each (0 up to MAX_MARKERS findings). */
+  markerGroups: number;
   barsNotDrawn: number;
   othersInstances: number;
 }
@@ -146,7 +158,7 @@ export function lanes(report: Report): { lanes: Lane[]; others: number } {
 
 function tickTip(t: readonly (number | null)[], c: ConnectionSummary, multipleInputs: boolean): string {
   const [, frame, us, apiKey, apiVersion, corr, errorCode, latencyUs] = t as number[];
-  const where = multipleInputs ? `input ${c.input} frame ${frame}` : `frame ${frame}`;
+  const where = multipleInputs ? `input ${c.input + 1} frame ${frame}` : `frame ${frame}`;
   const answer =
     latencyUs === null
       ? 'no response seen'
@@ -155,7 +167,7 @@ function tickTip(t: readonly (number | null)[], c: ConnectionSummary, multipleIn
 }
 
 function findingTip(f: Finding, multipleInputs: boolean): string {
-  const where = f.frame === null ? '' : multipleInputs ? `input ${f.input} frame ${f.frame} · ` : `frame ${f.frame} · `;
+  const where = f.frame === null ? '' : multipleInputs ? `input ${f.input + 1} frame ${f.frame} · ` : `frame ${f.frame} · `;
   const api = f.apiKey === null ? '' : ` · ${apiLabel(f.apiKey, f.apiVersion ?? 0)} · corr ${f.correlationId}`;
   return `${f.severity} ${f.rule}${api}\n${where}${f.client} -> ${f.broker}\n${f.message}`;
 }
@@ -212,7 +224,7 @@ export function renderTimeline(report: Report, range: TimeRange): TimelineResult
       const ry = rowY(li, lane.rows.indexOf(c.broker));
       const x1 = x(c.firstUs);
       const w = Math.max(2, x(c.lastUs) - x1);
-      const tip = `${c.client} -> ${c.broker}${multipleInputs ? ` (input ${c.input})` : ''}\n${isoMicros(c.firstUs)} to ${isoMicros(c.lastUs)} (${duration(c.lastUs - c.firstUs)})\n${plural(c.requests, 'request')}, ${plural(c.errorResponses, 'error response')}${c.gaps > 0 ? `, ${plural(c.gaps, 'gap')}` : ''}`;
+      const tip = `${c.client} -> ${c.broker}${multipleInputs ? ` (input ${c.input + 1})` : ''}\n${isoMicros(c.firstUs)} to ${isoMicros(c.lastUs)} (${duration(c.lastUs - c.firstUs)})\n${plural(c.requests, 'request')}, ${plural(c.errorResponses, 'error response')}${c.gaps > 0 ? `, ${plural(c.gaps, 'gap')}` : ''}`;
       parts.push(tipped('rect', `class="conn" x="${n2(x1)}" y="${ry + 2}" width="${n2(w)}" height="${ROW - 4}"`, tip));
     }
     parts.push('</g>');
@@ -238,24 +250,60 @@ export function renderTimeline(report: Report, range: TimeRange): TimelineResult
     }
   }
   parts.push(`<g class="ticks">${tickParts.join('')}</g>`);
-  // Findings as diamonds on their connection's row.
-  let markers = 0;
-  const markerParts: string[] = [];
+  // Findings as diamonds on their connection's row, notes first and errors last so that an error
+  // is drawn over a warning, and a warning over a note, at the same place.
+  const placed: { f: Finding; cx: number; cy: number }[] = [];
   for (const f of report.findings) {
     if (f.timeUs === null || f.client === null || f.broker === null) continue;
     const candidates = byAddress.get(`${f.input}\u0000${f.client}\u0000${f.broker}`);
     if (candidates === undefined) continue;
     const c = candidates.find((k) => k.firstUs <= f.timeUs! && f.timeUs! <= k.lastUs) ?? candidates[0]!;
     const p = place.get(connKey(c.input, c.id))!;
-    const cx = x(f.timeUs);
-    const cy = rowY(p.lane, p.row) + ROW / 2;
-    const r = 4.5;
-    markers++;
-    markerParts.push(
-      tipped('path', `class="marker marker-${f.severity}" data-rule="${esc(f.rule)}" d="M${n2(cx)} ${n2(cy - r)}l${r} ${r}l${-r} ${r}l${-r} ${-r}z"`, findingTip(f, multipleInputs)),
-    );
+    placed.push({ f, cx: x(f.timeUs), cy: rowY(p.lane, p.row) + ROW / 2 });
+  }
+  const markerParts: string[] = [];
+  const diamond = (cx: number, cy: number, r: number) => `d="M${n2(cx)} ${n2(cy - r)}l${r} ${r}l${-r} ${r}l${-r} ${-r}z"`;
+  let markers = 0;
+  let markerGroups = 0;
+  if (placed.length <= MAX_MARKERS) {
+    for (const sev of DRAW_ORDER) {
+      for (const { f, cx, cy } of placed) {
+        if (f.severity !== sev) continue;
+        markers++;
+        markerParts.push(tipped('path', `class="marker marker-${f.severity}" data-rule="${esc(f.rule)}" ${diamond(cx, cy, 4.5)}`, findingTip(f, multipleInputs)));
+      }
+    }
+  } else {
+    // Past MAX_MARKERS, one mark per row, MARKER_COLUMN pixels of time and severity, with its count;
+    // a click leads to the findings table (and its rule filter), which lists them.
+    const groups = new Map<string, { cx: number; cy: number; severity: Finding['severity']; n: number; rules: Map<string, number>; first: Finding; last: Finding }>();
+    for (const { f, cx, cy } of placed) {
+      const column = Math.floor(cx / MARKER_COLUMN);
+      const key = `${cy}/${column}/${f.severity}`;
+      const g = groups.get(key);
+      if (g === undefined) groups.set(key, { cx: (column + 0.5) * MARKER_COLUMN, cy, severity: f.severity, n: 1, rules: new Map([[f.rule, 1]]), first: f, last: f });
+      else {
+        g.n++;
+        g.rules.set(f.rule, (g.rules.get(f.rule) ?? 0) + 1);
+        if (f.timeUs! < g.first.timeUs!) g.first = f;
+        if (f.timeUs! > g.last.timeUs!) g.last = f;
+      }
+    }
+    for (const sev of DRAW_ORDER) {
+      for (const g of groups.values()) {
+        if (g.severity !== sev) continue;
+        markerGroups++;
+        markers += g.n;
+        const rules = [...g.rules].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+        const shown = rules.slice(0, 5).map(([rule, n]) => `${rule} ×${count(n)}`);
+        if (rules.length > 5) shown.push(`${plural(rules.length - 5, 'more rule')}`);
+        const word = g.severity === 'info' ? 'note' : g.severity;
+        const tip = `${plural(g.n, word)} here, ${isoMicros(g.first.timeUs!)} to ${isoMicros(g.last.timeUs!)}\n${g.first.client} -> ${g.first.broker}\n${shown.join(', ')}\n(click: the findings table lists them)`;
+        markerParts.push(`<a href="#findings">${tipped('path', `class="marker marker-${g.severity} marker-group" data-count="${g.n}" ${diamond(g.cx, g.cy, 5.5)}`, tip)}</a>`);
+      }
+    }
   }
   parts.push(`<g class="markers">${markerParts.join('')}</g>`);
   const svg = `<svg id="timeline" class="wide" viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="Timeline: one lane per client instance, connections per broker, requests and findings">${parts.join('')}</svg>`;
-  return { svg, lanes: all.length, ownLanes: all.filter((l) => l.kind === 'instance').length, ticks, ticksNotDrawn, markers, barsNotDrawn, othersInstances: others };
+  return { svg, lanes: all.length, ownLanes: all.filter((l) => l.kind === 'instance').length, ticks, ticksNotDrawn, markers, markerGroups, barsNotDrawn, othersInstances: others };
 }
