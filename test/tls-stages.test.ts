@@ -23,7 +23,7 @@ class Collect implements TlsOutput {
   plaintextGap(side: TlsSide, bytes: number): void {
     this.gaps[side].push(bytes);
   }
-  note(kind: string, side: TlsSide, frame: number, message: string): void {
+  note(kind: string, side: TlsSide, _frame: number, message: string): void {
     this.notes.push(`${kind} ${side}: ${message}`);
   }
   bytes(side: TlsSide): number {
