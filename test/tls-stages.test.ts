@@ -4,13 +4,14 @@
  * from src/tls/keys.ts. Most tests drive a TlsSession directly and count what it hands on: every
  * plaintext byte sent is either delivered or reported in a gap, exactly.
  */
+import { createCipheriv, type CipherGCM } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { KeyLog } from '../src/tls/keylog.js';
 import { TlsSession, type TlsOutput, type TlsSide } from '../src/tls/session.js';
 import { requestFrame } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
 import { tmpFile } from './builder/capture.js';
-import { clientHello, CONTENT, handshake, hkdfExpandLabel, record, serverHello, Tls13Session, u8, vec } from './builder/tls.js';
+import { clientHello, CONTENT, handshake, hkdfExpandLabel, prf12, record, serverHello, Tls13Session, u8, vec } from './builder/tls.js';
 import { brief, runKcid, analyzeFiles } from './helpers.js';
 
 class Collect implements TlsOutput {
@@ -265,5 +266,46 @@ describe('TLS 1.2 records and handshake', () => {
     // The ServerHelloDone is read (so the handshake is a full one, not resumed); the certificate is not made up.
     expect(report.connections[0]!.tls).toMatchObject({ version: 'TLS 1.2', resumed: false, certificate: null });
     expect(brief(report.findings).filter((f) => f[2].includes('does not parse'))).toEqual([]);
+  });
+});
+
+describe('TLS 1.2 AES-GCM: a gap over a record header, counted with 1.2 overhead', () => {
+  // RFC 5246 §6.3 key block for TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256: two 16-byte keys, then two
+  // 4-byte salts (RFC 5288 §3); a record is the 8-byte explicit nonce, the ciphertext, the tag.
+  const clientRandom = Buffer.alloc(32, 0xa1);
+  const serverRandom = Buffer.alloc(32, 0xb2);
+  const master = Buffer.alloc(48, 0x4d);
+  const block = prf12(master, 'key expansion', Buffer.concat([serverRandom, clientRandom]), 40);
+  const key = block.subarray(0, 16);
+  const salt = block.subarray(32, 36);
+  let seq = 0;
+  const seal = (type: number, content: Buffer): Buffer => {
+    const explicit = Buffer.alloc(8);
+    explicit.writeUInt32BE(seq, 4);
+    const aad = Buffer.concat([explicit, u8(type), Buffer.of(3, 3), Buffer.of(content.length >> 8, content.length & 0xff)]);
+    seq++;
+    const c = createCipheriv('aes-128-gcm', key, Buffer.concat([salt, explicit])) as CipherGCM;
+    c.setAAD(aad);
+    return record(type, Buffer.concat([explicit, c.update(content), c.final(), c.getAuthTag()]));
+  };
+
+  it('6 records of 1,000 bytes, 100 lost over the third header: 4,000 delivered, 2,000 reported', () => {
+    const out = new Collect();
+    const keys = new KeyLog();
+    keys.add('test', `CLIENT_RANDOM ${clientRandom.toString('hex')} ${master.toString('hex')}\n`);
+    const session = new TlsSession(out, keys);
+    let frame = 1;
+    const feed = (side: TlsSide, b: Buffer): void => session.data(side, b, 0, b.length, frame++, 0, 0);
+    feed(0, record(CONTENT.HANDSHAKE, clientHello({ random: clientRandom, versions: [0x0303] }), 0x0301));
+    feed(1, Buffer.concat([record(CONTENT.HANDSHAKE, serverHello({ random: serverRandom, cipher: 0xc02f, version: 0x0303 })), record(CONTENT.HANDSHAKE, handshake(14, Buffer.alloc(0)))]));
+    feed(0, Buffer.concat([record(CONTENT.CHANGE_CIPHER_SPEC, u8(1)), seal(CONTENT.HANDSHAKE, handshake(20, Buffer.alloc(12, 0xf1)))]));
+    const stream = Buffer.concat(Array.from({ length: 6 }, (_, i) => seal(CONTENT.APPLICATION_DATA, counting(1000, i * 1000))));
+    // Records of 5 + 8 + 1,000 + 16 = 1,029 bytes: record 3's header is at 2,058.
+    feed(0, stream.subarray(0, 2000));
+    session.gap(0, 100, frame++);
+    feed(0, stream.subarray(2100));
+    session.end();
+    expect(Buffer.concat(out.plain[0])).toEqual(Buffer.concat([counting(1000), counting(3000, 3000)]));
+    expect(out.gaps[0]).toEqual([2000]);
   });
 });
