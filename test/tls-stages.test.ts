@@ -309,3 +309,39 @@ describe('TLS 1.2 AES-GCM: a gap over a record header, counted with 1.2 overhead
     expect(out.gaps[0]).toEqual([2000]);
   });
 });
+
+describe('TLS 1.3 experiments: losses around key changes', () => {
+  it("the server's Finished lost over its record header: the search finds traffic secret 0", () => {
+    const tls = new Tls13Session();
+    const out = new Collect();
+    const keys = new KeyLog();
+    keys.add('test', tls.keylog);
+    const session = new TlsSession(out, keys);
+    let frame = 1;
+    const feed = (side: TlsSide, b: Buffer): void => session.data(side, b, 0, b.length, frame++, 0, 0);
+    feed(0, tls.clientFirst());
+    const flight = tls.serverFlight();
+    const finishedAt = flight.length - (5 + 4 + 32 + 1 + 16);
+    const stream = Buffer.concat([flight, ...[0, 1, 2].map((i) => tls.server.seal(CONTENT.APPLICATION_DATA, counting(100, i * 100)))]);
+    feed(1, stream.subarray(0, finishedAt + 2));
+    session.gap(1, 60, frame++); // the Finished record from its third byte, and the first record's header
+    feed(1, stream.subarray(finishedAt + 62));
+    session.end();
+    expect(Buffer.concat(out.plain[1])).toEqual(counting(200, 100));
+    // The Finished (58 bytes) and record 1 (122) lost: the count names the records of the new stage and the change.
+    expect(out.gaps[1]).toEqual([100 + 58 - 22]);
+  });
+
+  it('two gaps, the KeyUpdate in the first: every record after the second gap decrypts', () => {
+    const m = started();
+    m.feed(0, m.tls.client.seal(CONTENT.APPLICATION_DATA, counting(100)));
+    const stream = Buffer.concat([m.tls.client.keyUpdate(), ...[1, 2, 3, 4, 5].map((i) => m.tls.client.seal(CONTENT.APPLICATION_DATA, counting(100, i * 100)))]);
+    // KeyUpdate 27 bytes, then records of 122 at 27, 149, 271, 393, 515.
+    m.gap(0, 30);
+    m.feed(0, stream.subarray(30, 100));
+    m.gap(0, 60); // over record 2's header at 149
+    m.feed(0, stream.subarray(160));
+    m.session.end();
+    expect(Buffer.concat(m.out.plain[0])).toEqual(Buffer.concat([counting(100), counting(300, 300)]));
+  });
+});
