@@ -376,7 +376,7 @@ export class TlsSession {
         'tls-record',
         side,
         this.frame,
-        `a TLS record from the ${d.name} is ${length} bytes, more than the ${limit.toLocaleString('en-US')} ${this.tls13 ? 'TLS 1.3' : 'TLS 1.2'} allows: skipped`,
+        `a TLS record from the ${d.name} is ${length} bytes, more than the ${limit.toLocaleString('en-US')} ${this.tls13 ? 'TLS 1.3' : this.info.version === null ? 'TLS' : 'TLS 1.2'} allows: skipped`,
       );
       if (d.cipher !== null && d.protectedFromHere) {
         d.cipher.seq++;
