@@ -73,10 +73,11 @@ const HS_FINISHED = 20;
 const HS_KEY_UPDATE = 24;
 
 /**
- * Handshake message types (RFC 8446 §4, RFC 5246 §7.4, RFC 5077 §3.3): after a loss, a record's
- * handshake bytes are read only if they start with messages of these types.
+ * Handshake message types (RFC 8446 §4 and B.3, RFC 5246 §7.4, RFC 5077 §3.3, RFC 6066 §8,
+ * RFC 4680, RFC 8879): after a loss, a record's handshake bytes are read only if they start with
+ * messages of these types.
  */
-const HS_TYPES = new Set([0, 1, 2, 4, 5, 8, 11, 12, 13, 14, 15, 16, 20, 21, 22, 24, 254]);
+const HS_TYPES = new Set([0, 1, 2, 4, 5, 8, 11, 12, 13, 14, 15, 16, 20, 21, 22, 23, 24, 25, 254]);
 /** Sequence numbers tried under the next key stage: its first, and one per record lost since the last that decrypted (capped). */
 const MAX_NEXT_STAGE_WINDOW = 8;
 
