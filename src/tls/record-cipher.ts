@@ -31,6 +31,14 @@ export class RecordCipher {
     this.aad = Buffer.alloc(suite.tls13 ? 5 : 13);
   }
 
+  /** What a record adds to its plaintext when unpadded: header, (1.3) content type, tag, (1.2 GCM) explicit nonce. */
+  recordOverhead(): number {
+    const s = this.suite;
+    if (s.tls13) return 5 + 1 + TAG_BYTES;
+    if (s.kind === 'gcm') return 5 + GCM_EXPLICIT_NONCE + TAG_BYTES;
+    return 5 + TAG_BYTES;
+  }
+
   /** Plaintext bytes lost with a record of `length` ciphertext bytes (a guess where padding hides it). */
   plaintextLength(length: number): number {
     const s = this.suite;

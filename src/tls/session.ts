@@ -3,8 +3,23 @@
  * may span segments, a segment may carry several records), the handshake read in the clear
  * (ClientHello, ServerHello, HelloRetryRequest, the TLS 1.2 Certificate), and, with keys from a
  * key log, records decrypted and their application data handed on in order. Memory per direction
- * is one record in progress (at most 2^14 + 256 bytes of ciphertext, RFC 8446 §5.2) and one
- * handshake message (bounded); records kcid cannot decrypt are skipped by their length, not kept.
+ * is one record in progress (at most 2^14 + 256 bytes of ciphertext in TLS 1.3, RFC 8446 §5.2;
+ * 2^14 + 2048 in TLS 1.2, RFC 5246 §6.2.3) and one handshake message (bounded); records kcid cannot
+ * decrypt are skipped by their length, not kept.
+ *
+ * Capture gaps. A gap inside a record costs that record (its plaintext is reported as a gap of its
+ * length to the consumer). A gap over a record header costs the record boundaries: AEAD streams are
+ * searched for the next record that authenticates at one of the next sequence numbers, and when one
+ * does, the consumer is told of a gap of exactly the plaintext the lost records held (the ciphertext
+ * bytes lost, less each lost record's header, content type and tag: exact when the lost records held
+ * application data without padding), so a Kafka framer stays in step instead of gluing frames. A
+ * further gap while searching is added to the count.
+ *
+ * TLS 1.3 key stages (RFC 8446 §7.1-7.2): each direction is under its handshake traffic secret, then
+ * its application traffic secret of generation N. Finished moves the handshake stage to generation 0,
+ * KeyUpdate moves generation N to N+1; a record that fails under the current stage is tried under the
+ * next one (one step ahead, at its first sequence numbers), so a lost Finished or KeyUpdate does not
+ * cost the rest of the direction.
  */
 import { alertName, parseCertificate, parseClientHello, parseServerHello, TlsDecodeError } from './handshake.js';
 import { CIPHER_SUITES, cipherSuiteName, nextTrafficSecret, tls12Keys, tls13Keys, type CipherSuite } from './keys.js';
@@ -25,8 +40,10 @@ export interface TlsOutput {
   note(kind: TlsNoteKind, side: TlsSide, frame: number, message: string): void;
 }
 
-/** RFC 8446 §5.2: TLSCiphertext.length must not exceed 2^14 + 256. */
+/** RFC 8446 §5.2: a TLS 1.3 TLSCiphertext.length must not exceed 2^14 + 256. */
 export const MAX_RECORD_BYTES = 16384 + 256;
+/** RFC 5246 §6.2.3: a TLS 1.2 TLSCiphertext.length must not exceed 2^14 + 2048 (CBC's MAC and padding). */
+export const MAX_RECORD_BYTES_12 = 16384 + 2048;
 /** Largest handshake message kcid keeps to read (a certificate chain is a few KB; RFC 8446 allows 2^24). */
 export const MAX_HANDSHAKE_BYTES = 256 * 1024;
 
@@ -36,7 +53,7 @@ const HANDSHAKE = 22;
 const APPLICATION_DATA = 23;
 
 /** Bytes kept while looking for the next record after a gap: two records, so one always fits whole. */
-const RESYNC_BYTES = 2 * (5 + MAX_RECORD_BYTES);
+const RESYNC_BYTES = 2 * (5 + MAX_RECORD_BYTES_12);
 /** Sequence numbers tried for the first record after a gap (records the gap may have held). */
 const MAX_SEQ_WINDOW = 256;
 /** The smallest protected record: header, one byte of content type, the 16-byte tag. */
@@ -55,6 +72,25 @@ const HS_SERVER_HELLO_DONE = 14;
 const HS_FINISHED = 20;
 const HS_KEY_UPDATE = 24;
 
+/**
+ * Handshake message types (RFC 8446 §4 and B.3, RFC 5246 §7.4, RFC 5077 §3.3, RFC 6066 §8,
+ * RFC 4680, RFC 8879): after a loss, a record's handshake bytes are read only if they start with
+ * messages of these types.
+ */
+const HS_TYPES = new Set([0, 1, 2, 4, 5, 8, 11, 12, 13, 14, 15, 16, 20, 21, 22, 23, 24, 25, 254]);
+/** Sequence numbers tried under the next key stage: its first, and one per record lost since the last that decrypted (capped). */
+const MAX_NEXT_STAGE_WINDOW = 8;
+
+/**
+ * Which secret protects a direction's records (TLS 1.3, RFC 8446 §7.1): none yet (the clear
+ * hellos, or TLS 1.2, whose ChangeCipherSpec is explicit), the handshake traffic secret, or the
+ * application traffic secret of generation N (0 after Finished, N+1 after a KeyUpdate, §4.6.3).
+ */
+export type KeyStage = { readonly kind: 'none' } | { readonly kind: 'handshake' } | { readonly kind: 'application'; readonly generation: number };
+
+const NO_STAGE: KeyStage = { kind: 'none' };
+const HANDSHAKE_STAGE: KeyStage = { kind: 'handshake' };
+
 class Direction {
   /** Header of the record in progress, and how much of it is in. */
   readonly header = Buffer.alloc(5);
@@ -71,6 +107,25 @@ class Direction {
   cipher: RecordCipher | null = null;
   /** TLS 1.3: this side's current traffic secret (for KeyUpdate). */
   secret: Buffer | null = null;
+  /** TLS 1.3: the key stage `cipher` belongs to. */
+  stage: KeyStage = NO_STAGE;
+  /** TLS 1.3: the next stage's cipher (its secret beside it), made when a record first fails under the current one. */
+  next: RecordCipher | null = null;
+  nextSecret: Buffer | null = null;
+  /** Records lost (gaps, oversize) since the last that decrypted: how far into the next stage to look. */
+  lostRecords = 0;
+  /**
+   * While the record boundaries are lost: the bytes of the stream since the end of the last record
+   * accounted for (the record in progress, the gap, bytes searched), and the sequence number the
+   * first lost record had. At the record kcid resumes at, the difference of sequence numbers is
+   * the number of records lost, and the bytes less their overhead the plaintext lost.
+   */
+  lostBytes = 0;
+  lostSeq = 0;
+  /** The search after a gap found its record under the next key stage. */
+  stageChanged = false;
+  /** A handshake record was (or may have been) lost: the next handshake bytes are read only from a message start. */
+  hsLost = false;
   /** A handshake message in progress. */
   hs: Buffer | null = null;
   hsLen = 0;
@@ -92,6 +147,16 @@ class Direction {
   /** Frame of the packet that began the record in progress. */
   recordFrame = 0;
   constructor(readonly name: 'client' | 'broker') {}
+}
+
+/** Whether `buf[off, end)` is a run of handshake headers of known types, the last message possibly running on. */
+function startsHandshake(buf: Buffer, off: number, end: number): boolean {
+  let p = off;
+  while (p < end) {
+    if (end - p < 4 || !HS_TYPES.has(buf[p]!)) return false;
+    p += 4 + buf.readUIntBE(p + 1, 3);
+  }
+  return true;
 }
 
 export class TlsSession {
@@ -208,29 +273,56 @@ export class TlsSession {
    */
   gap(side: TlsSide, bytes: number, frame: number): void {
     const d = this.sides[side];
+    if (d.resync !== null) {
+      this.gapInResync(side, d, bytes, frame);
+      return;
+    }
     if (d.lost) return;
     if (d.skip > 0) {
       if (bytes <= d.skip) {
         d.skip -= bytes;
         return;
       }
-      this.loseSync(side, d, frame, bytes);
+      // The record being skipped is accounted for already; the gap's bytes past its end are lost.
+      const past = bytes - d.skip;
+      d.skip = 0;
+      this.loseSync(side, d, frame, bytes, past);
       return;
     }
     if (d.headerLen === 5) {
       const left = d.body!.length - d.bodyLen;
       const type = d.header[0]!;
-      d.headerLen = 0;
-      d.body = null;
       if (bytes > left) {
-        this.loseSync(side, d, frame, bytes);
+        this.loseSync(side, d, frame, bytes, 5 + d.bodyLen + bytes);
         return;
       }
+      d.headerLen = 0;
+      d.body = null;
       d.skip = left - bytes;
       this.lostRecord(side, d, type, d.header.readUInt16BE(3), frame, `a TLS record from the ${d.name} lost ${bytes} bytes to a capture gap and was skipped`);
       return;
     }
-    this.loseSync(side, d, frame, bytes);
+    this.loseSync(side, d, frame, bytes, d.headerLen + bytes);
+  }
+
+  /**
+   * A further gap while kcid looks for a record after an earlier one: records already whole in
+   * the bytes kept are tried first (one that decrypts ends the search, and this gap is then read as
+   * any other); otherwise what was kept, and the gap, are added to the bytes lost, and the search
+   * goes on past the gap with a window of sequence numbers that covers both.
+   */
+  private gapInResync(side: TlsSide, d: Direction, bytes: number, frame: number): void {
+    for (let at = this.findRecord(side, d, true); at >= 0; at = d.resync === null ? -1 : this.findRecord(side, d, true)) {
+      this.resumeAt(side, d, at);
+    }
+    if (d.resync === null) {
+      this.gap(side, bytes, frame);
+      return;
+    }
+    d.lostBytes += d.resyncLen + bytes;
+    d.resyncLen = 0;
+    d.scanFrom = 0;
+    d.seqWindow = Math.min(MAX_SEQ_WINDOW, Math.ceil(d.lostBytes / MIN_PROTECTED_RECORD) + 1);
   }
 
   /** The connection ended: a record cut off, and failures not yet reported, are noted. */
@@ -241,6 +333,7 @@ export class TlsSession {
       for (let at = d.resync === null ? -1 : this.findRecord(side, d, true); at >= 0; at = d.resync === null ? -1 : this.findRecord(side, d, true)) {
         this.resumeAt(side, d, at);
       }
+      if (d.resync !== null) this.giveUpResync(side, d, null);
       // A connection kcid cannot decrypt already has its one note; a record cut short there loses nothing more.
       if (d.headerLen > 0 && !d.lost && this.info.decrypted) {
         const what = d.headerLen < 5 ? `${d.headerLen} bytes of a record header` : `${5 + d.bodyLen} of its ${5 + d.body!.length} bytes`;
@@ -278,12 +371,20 @@ export class TlsSession {
       );
       return LOST;
     }
-    if (length > MAX_RECORD_BYTES) {
-      this.out.note('tls-record', side, this.frame, `a TLS record from the ${d.name} is ${length} bytes, more than the 16,640 TLS allows: skipped`);
-      if (d.cipher !== null) {
+    const limit = this.tls13 ? MAX_RECORD_BYTES : MAX_RECORD_BYTES_12;
+    if (length > limit) {
+      this.out.note(
+        'tls-record',
+        side,
+        this.frame,
+        `a TLS record from the ${d.name} is ${length} bytes, more than the ${limit.toLocaleString('en-US')} ${this.tls13 ? 'TLS 1.3' : this.info.version === null ? 'TLS' : 'TLS 1.2'} allows: skipped`,
+      );
+      if (d.cipher !== null && d.protectedFromHere) {
         d.cipher.seq++;
+        d.lostRecords++;
         this.out.plaintextGap(side, d.cipher.plaintextLength(length), this.frame);
       }
+      this.handshakeLost(d);
       d.skip = length;
       return SKIPPED;
     }
@@ -316,7 +417,20 @@ export class TlsSession {
     if (encrypted) {
       const cipher = d.cipher;
       if (cipher === null) return;
-      const opened = cipher.open(header, hoff, body, off, len);
+      let opened = cipher.open(header, hoff, body, off, len);
+      if (opened === null && this.tls13) {
+        // A lost Finished or KeyUpdate: the record may be under the next key stage (RFC 8446 §4.4.4, §4.6.3).
+        const next = this.nextCipher(side, d);
+        if (next !== null) {
+          const seq = next.findSequence(header, hoff, body, off, len, 1 + Math.min(d.lostRecords, MAX_NEXT_STAGE_WINDOW - 1));
+          if (seq >= 0) {
+            next.seq = seq;
+            opened = next.open(header, hoff, body, off, len);
+            this.advanceStage(side, d);
+          }
+        }
+      }
+      if (opened !== null) d.lostRecords = 0;
       if (opened === null && side === 0 && this.tls13 && this.earlyOffered && !this.clientFinished) {
         // Before its Finished, a client that offered 0-RTT may still send early data (and
         // EndOfEarlyData) under its early traffic secret, not the handshake secret (RFC 8446 §4.5):
@@ -364,9 +478,14 @@ export class TlsSession {
   private lostRecord(side: TlsSide, d: Direction, type: number, length: number, frame: number, message: string, auth = false): void {
     const cipher = d.cipher;
     if (cipher !== null && d.protectedFromHere && (!this.tls13 || type === APPLICATION_DATA)) {
-      if (!auth) cipher.seq++;
+      if (!auth) {
+        cipher.seq++;
+        d.lostRecords++;
+      }
       this.out.plaintextGap(side, cipher.plaintextLength(length), frame);
     }
+    // A handshake message this record carried part of is not rebuilt around the hole.
+    this.handshakeLost(d);
     if (auth) {
       if (d.authFailures++ > 0) return;
       this.out.note('tls-auth', side, frame, message);
@@ -375,20 +494,28 @@ export class TlsSession {
     this.out.note('tls-record', side, frame, message);
   }
 
-  private loseSync(side: TlsSide, d: Direction, frame: number, bytes: number): void {
+  /**
+   * A gap of `bytes` took the record boundaries; `lost` is how many bytes of the stream since the
+   * last record accounted for are gone with it (the record in progress, partly read, included).
+   */
+  private loseSync(side: TlsSide, d: Direction, frame: number, bytes: number, lost: number): void {
     d.lost = true;
     d.headerLen = 0;
     d.body = null;
+    d.skip = 0;
+    this.handshakeLost(d);
     const cipher = d.cipher;
     if (cipher !== null && d.protectedFromHere && cipher.suite.kind !== 'cbc') {
       // AEAD records carry no sequence number, but the next one decrypts only at its own: kcid
-      // looks for a record header whose record authenticates at one of the next few numbers.
+      // looks for a record header whose record authenticates at one of the next few numbers
+      // (RFC 8446 §5.3, RFC 5246 §6.2.3.3). The plaintext lost is reported when it is found.
       d.resync = Buffer.allocUnsafe(RESYNC_BYTES);
       d.resyncLen = 0;
       d.scanFrom = 0;
-      d.seqWindow = Math.min(MAX_SEQ_WINDOW, Math.ceil(bytes / MIN_PROTECTED_RECORD) + 1);
+      d.lostBytes = lost;
+      d.lostSeq = cipher.seq;
+      d.seqWindow = Math.min(MAX_SEQ_WINDOW, Math.ceil(lost / MIN_PROTECTED_RECORD) + 1);
       d.trials = 0;
-      this.out.plaintextGap(side, bytes, frame);
       this.out.note('tls-record', side, frame, `a capture gap of ${bytes} bytes took TLS record boundaries from the ${d.name}: kcid resumes at the next record that decrypts`);
       return;
     }
@@ -404,6 +531,7 @@ export class TlsSession {
       if (off < end) {
         if (d.resyncLen === r.length) {
           // Full: drop what was scanned (a record starting at scanFrom then always fits).
+          d.lostBytes += d.scanFrom;
           r.copy(r, 0, d.scanFrom, d.resyncLen);
           d.resyncLen -= d.scanFrom;
           d.scanFrom = 0;
@@ -423,12 +551,30 @@ export class TlsSession {
     }
   }
 
-  /** The record at `at` of the resync buffer decrypts: read it, then what follows it, as usual. */
+  /**
+   * The record at `at` of the resync buffer decrypts (the cipher is at its sequence number): the
+   * loss is reported, then the record and what follows it are read as usual.
+   */
   private resumeAt(side: TlsSide, d: Direction, at: number): void {
     const r = d.resync!;
     const length = r.readUInt16BE(at + 3);
+    const cipher = d.cipher!;
+    const lostBytes = d.lostBytes + at;
+    // Records lost: those between the first lost one's sequence number and this one's (under a new
+    // key stage, at least those of the new stage and the Finished or KeyUpdate before them).
+    const records = Math.max(1, d.stageChanged ? cipher.seq + 1 : cipher.seq - d.lostSeq);
+    const plain = Math.max(0, lostBytes - records * cipher.recordOverhead());
+    d.stageChanged = false;
     d.resync = null;
     d.lost = false;
+    d.lostBytes = 0;
+    if (plain > 0) this.out.plaintextGap(side, plain, this.frame);
+    this.out.note(
+      'tls-record',
+      side,
+      this.frame,
+      `kcid found the ${d.name}'s TLS records again after the capture gap: ${records} record${records === 1 ? '' : 's'} (${lostBytes.toLocaleString('en-US')} bytes, ${plain.toLocaleString('en-US')} of plaintext) lost`,
+    );
     this.record(side, d, r, at, r, at + 5, length);
     const rest = r.subarray(at + 5 + length, d.resyncLen);
     if (rest.length > 0) this.data(side, rest, 0, rest.length, this.frame, this.tsSec, this.tsNsec);
@@ -453,14 +599,70 @@ export class TlsSession {
         return p;
       }
       d.trials += d.seqWindow;
+      // The gap may have held a Finished or KeyUpdate: the next key stage, from its first record.
+      const next = this.tls13 ? this.nextCipher(side, d) : null;
+      if (next !== null) {
+        const nseq = next.findSequence(r, p, r, p + 5, length, d.seqWindow);
+        d.trials += d.seqWindow;
+        if (nseq >= 0) {
+          next.seq = nseq;
+          this.advanceStage(side, d);
+          d.stageChanged = true;
+          return p;
+        }
+      }
       if (d.trials > MAX_RESYNC_TRIALS) {
-        d.resync = null;
-        this.out.note('tls-record', side, this.frame, `no TLS record from the ${d.name} decrypted after the capture gap: the rest of this direction is not read`);
+        this.giveUpResync(side, d, `no TLS record from the ${d.name} decrypted after the capture gap: the rest of this direction is not read`);
         return -1;
       }
     }
     d.scanFrom = Math.max(d.scanFrom, d.resyncLen - 4);
     return -1;
+  }
+
+  /**
+   * The search after a gap ends without a record: the plaintext lost is not known (it is at least
+   * what the bytes lost and kept would hold as one record), and the consumer is told of that much.
+   */
+  private giveUpResync(side: TlsSide, d: Direction, message: string | null): void {
+    const cipher = d.cipher!;
+    const plain = Math.max(1, d.lostBytes + d.resyncLen - cipher.recordOverhead());
+    d.resync = null;
+    d.lostBytes = 0;
+    this.out.plaintextGap(side, plain, this.frame);
+    if (message !== null) this.out.note('tls-record', side, this.frame, message);
+  }
+
+  /** Handshake bytes were lost: a message in progress is dropped, and reading starts again at a message start. */
+  private handshakeLost(d: Direction): void {
+    d.hs = null;
+    d.hsLen = 0;
+    d.hsLost = true;
+  }
+
+  /** TLS 1.3: the cipher of the stage after the current one (RFC 8446 §7.1-7.2), made once; null when there is none. */
+  private nextCipher(side: TlsSide, d: Direction): RecordCipher | null {
+    if (d.next !== null) return d.next;
+    const suite = this.suite;
+    if (suite === null) return null;
+    let secret: Buffer | undefined;
+    if (d.stage.kind === 'handshake') secret = this.secrets?.get(side === 0 ? 'CLIENT_TRAFFIC_SECRET_0' : 'SERVER_TRAFFIC_SECRET_0');
+    else if (d.stage.kind === 'application' && d.secret !== null) secret = nextTrafficSecret(suite, d.secret);
+    if (secret === undefined) return null;
+    d.nextSecret = secret;
+    d.next = new RecordCipher(suite, tls13Keys(suite, secret));
+    return d.next;
+  }
+
+  /** The direction moves to the next key stage, whose cipher (made by nextCipher) is at its sequence number. */
+  private advanceStage(side: TlsSide, d: Direction): void {
+    const stage = d.stage;
+    d.stage = stage.kind === 'application' ? { kind: 'application', generation: stage.generation + 1 } : { kind: 'application', generation: 0 };
+    d.cipher = d.next;
+    d.secret = d.nextSecret;
+    d.next = null;
+    d.nextSecret = null;
+    if (side === 0) this.clientFinished = true;
   }
 
   private changeCipherSpec(side: TlsSide, d: Direction): void {
@@ -483,6 +685,11 @@ export class TlsSession {
 
   private handshakeBytes(side: TlsSide, d: Direction, buf: Buffer, off: number, len: number, encrypted: boolean): void {
     if (d.hsBroken) return;
+    if (d.hsLost) {
+      // After a loss the record may start inside a message: it is read only if it starts with one.
+      if (!startsHandshake(buf, off, off + len)) return;
+      d.hsLost = false;
+    }
     // Messages may span records, and records may carry several messages (RFC 8446 §5.1). The
     // common case, whole messages in one record, is read in place; otherwise the bytes are kept
     // in a buffer that doubles as it fills (one byte per record must not cost a copy of the rest).
@@ -583,14 +790,16 @@ export class TlsSession {
       info.certificate = parseCertificate(buf, off, end, this.tls13);
     } else if (type === HS_SERVER_HELLO_DONE && side === 1) {
       this.serverHelloDone = true;
-    } else if (type === HS_FINISHED && this.tls13 && encrypted) {
-      // RFC 8446 §7.1: after its Finished, each side sends with its application traffic secret.
+    } else if (type === HS_FINISHED && this.tls13 && encrypted && d.stage.kind === 'handshake') {
+      // RFC 8446 §7.1: after its Finished, each side sends with its application traffic secret. A
+      // Finished under an application secret is post-handshake authentication's (§4.6.2): it
+      // changes no keys.
       if (side === 0) this.clientFinished = true;
       this.install13(side, side === 0 ? 'CLIENT_TRAFFIC_SECRET_0' : 'SERVER_TRAFFIC_SECRET_0');
-    } else if (type === HS_KEY_UPDATE && this.tls13 && encrypted && d.secret !== null && this.suite !== null) {
-      // RFC 8446 §4.6.3: the sender's next records use the next generation of its secret.
-      d.secret = nextTrafficSecret(this.suite, d.secret);
-      d.cipher = new RecordCipher(this.suite, tls13Keys(this.suite, d.secret));
+    } else if (type === HS_KEY_UPDATE && this.tls13 && encrypted && d.stage.kind === 'application' && this.nextCipher(side, d) !== null) {
+      // RFC 8446 §4.6.3: the sender's next records use the next generation of its secret (§7.2).
+      d.next!.seq = 0;
+      this.advanceStage(side, d);
     }
   }
 
@@ -649,9 +858,14 @@ export class TlsSession {
       }
       this.info.decrypted = false;
       d.secret = null;
+      d.stage = NO_STAGE;
+      d.next = null;
       return;
     }
     d.secret = secret;
+    d.stage = label.endsWith('_0') ? { kind: 'application', generation: 0 } : HANDSHAKE_STAGE;
+    d.next = null;
+    d.nextSecret = null;
     d.cipher = new RecordCipher(this.suite, tls13Keys(this.suite, secret));
     if (side === 1 && label === 'SERVER_HANDSHAKE_TRAFFIC_SECRET') {
       this.info.decrypted = true;

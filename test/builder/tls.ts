@@ -6,6 +6,35 @@
  */
 import { createCipheriv, createHmac, type CipherGCM } from 'node:crypto';
 
+/**
+ * HKDF-Expand-Label (RFC 8446 §7.1) over RFC 5869 §2.3's HKDF-Expand, written here from the RFCs
+ * with node:crypto's HMAC so that the test keys do not come from the code under test
+ * (src/tls/keys.ts). Checked against RFC 8448 §3's vectors in test/tls-stages.test.ts.
+ */
+export function hkdfExpandLabel(hash: 'sha256' | 'sha384', secret: Buffer, label: string, context: Buffer, length: number): Buffer {
+  const full = Buffer.from(`tls13 ${label}`, 'latin1');
+  const info = Buffer.concat([u16(length), u8(full.length), full, u8(context.length), context]);
+  const blocks: Buffer[] = [];
+  let t = Buffer.alloc(0);
+  for (let i = 1; Buffer.concat(blocks).length < length; i++) {
+    t = createHmac(hash, secret).update(Buffer.concat([t, info, u8(i)])).digest();
+    blocks.push(t);
+  }
+  return Buffer.concat(blocks).subarray(0, length);
+}
+
+/** RFC 5246 §5: PRF(secret, label, seed) = P_SHA256(secret, label + seed), from node:crypto's HMAC. */
+export function prf12(secret: Buffer, label: string, seed: Buffer, length: number): Buffer {
+  const labelSeed = Buffer.concat([Buffer.from(label, 'latin1'), seed]);
+  const out: Buffer[] = [];
+  let a = labelSeed;
+  while (Buffer.concat(out).length < length) {
+    a = createHmac('sha256', secret).update(a).digest();
+    out.push(createHmac('sha256', secret).update(Buffer.concat([a, labelSeed])).digest());
+  }
+  return Buffer.concat(out).subarray(0, length);
+}
+
 export function u8(n: number): Buffer {
   return Buffer.of(n);
 }
@@ -59,18 +88,9 @@ export function serverHello(o: { random: Buffer; cipher: number; version: number
   return handshake(2, Buffer.concat([u16(0x0303), o.random, vec(1), u16(o.cipher), u8(0), vec(2, ...exts)]));
 }
 
-/**
- * HKDF-Expand-Label with SHA-256 (RFC 8446 §7.1), written here from the RFCs rather than taken from
- * src/tls/keys.ts, so that a key-schedule bug there cannot make the captures it must read: the
- * HkdfLabel (uint16 length, "tls13 " label, context) and one block of HKDF-Expand (RFC 5869 §2.3:
- * T(1) = HMAC-Hash(PRK, info | 0x01)), which is every length TLS 1.3 asks of SHA-256 here. Checked
- * against RFC 8448 and node:crypto's hkdfSync in test/tls.test.ts.
- */
+/** HKDF-Expand-Label with SHA-256 and an empty context: every key the hand-built TLS 1.3 sessions here derive. */
 export function expandLabel(secret: Buffer, label: string, length: number): Buffer {
-  if (length > 32) throw new Error('one SHA-256 block: at most 32 bytes');
-  const name = Buffer.from(`tls13 ${label}`, 'ascii');
-  const info = Buffer.concat([u16(length), u8(name.length), name, u8(0)]);
-  return createHmac('sha256', secret).update(info).update(u8(1)).digest().subarray(0, length);
+  return hkdfExpandLabel('sha256', secret, label, Buffer.alloc(0), length);
 }
 
 /** A TLS 1.3 sender with TLS_AES_128_GCM_SHA256 (RFC 8446 §5.2-5.3, §7.3). */
