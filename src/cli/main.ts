@@ -13,11 +13,11 @@ import { DEFAULT_KAFKA_PORTS } from '../analysis/run.js';
 import { safeJson } from '../base/json-text.js';
 import { wrap } from '../report/wrap.js';
 import { TIME_FORMATS } from '../report/clock.js';
-import { analyzeCommand, clientsCommand, exportCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions, type ExportCliOptions, type RequestsCliOptions } from './commands.js';
+import { runCommand } from './commands.js';
+import { ANALYZE_FORMATS } from './report-writer.js';
 import { ExportError } from '../export/errors.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
-import { telemetryCommand, type TelemetryCliOptions } from './telemetry-command.js';
 import { EXIT_CLEAN, EXIT_ERROR, packageVersion, type Io } from './io.js';
 import { OutputClosed } from './output.js';
 import { SchemaError } from '../kafka/protocol.js';
@@ -82,7 +82,7 @@ const givenOnCli =
   (option: string): boolean =>
     cmd.getOptionValueSource(option) === 'cli';
 
-export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'html', 'summary-json', 'parquet'] as const;
+export { ANALYZE_FORMATS };
 
 export async function run(argv: string[], io: Io): Promise<number> {
   let exitCode = EXIT_CLEAN;
@@ -108,8 +108,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--follow', "print each finding as it is found, the summary at end of input or Ctrl-C (for live input: '-')")
       .option('--telemetry', 'also show the KIP-714 telemetry conversations, every push decoded (JSON: a telemetry member; the telemetry rules run without it)'),
     ANALYZE_FORMATS,
-  ).action(async (captures: string[], o: AnalyzeCliOptions, cmd: Command) => {
-    exitCode = await analyzeCommand(captures, o, io, givenOnCli(cmd));
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('analyze', captures, o, io, givenOnCli(cmd));
   });
 
   addCaptureOptions(
@@ -122,8 +122,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--bodies', "decode every request and response body (ndjson: Kafka's JSON converter form, secrets hidden; table: a summary)")
       .option('--max-body-bytes <size>', 'with --bodies: bytes of each frame kept for decoding; a larger frame is decoded as far as that (default: 8MiB)')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
-  ).action(async (captures: string[], o: RequestsCliOptions) => {
-    exitCode = await requestsCommand(captures, o, io);
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('requests', captures, o, io, givenOnCli(cmd));
   });
 
   addCaptureOptions(
@@ -135,8 +135,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
       .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
-  ).action(async (captures: string[], o: CommonCliOptions & { format: string; rule?: string[]; config?: string; output?: string }, cmd: Command) => {
-    exitCode = await clientsCommand(captures, o, io, givenOnCli(cmd));
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('clients', captures, o, io, givenOnCli(cmd));
   });
 
   addCaptureOptions(
@@ -149,8 +149,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--overwrite', 'replace a capture exported before (by default that is an error)')
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
       .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)'),
-  ).action(async (captures: string[], o: ExportCliOptions, cmd: Command) => {
-    exitCode = await exportCommand(captures, o, io, givenOnCli(cmd));
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('export', captures, o, io, givenOnCli(cmd));
   });
 
   addReportOptions(
@@ -170,8 +170,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
     .option('--telemetry', 'also show the KIP-714 telemetry conversations the summaries hold (JSON: a telemetry member)')
     .addOption(timeFormatOption())
-    .action(async (files: string[], o: AnalyzeCliOptions, cmd: Command) => {
-      exitCode = await mergeCommand(files, o, io, givenOnCli(cmd));
+    .action(async (files: string[], o: object, cmd: Command) => {
+      exitCode = await runCommand('merge', files, o, io, givenOnCli(cmd));
     });
 
   addCaptureOptions(
@@ -183,8 +183,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
       .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
-  ).action(async (captures: string[], o: TelemetryCliOptions, cmd: Command) => {
-    exitCode = await telemetryCommand(captures, o, io, givenOnCli(cmd));
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('telemetry', captures, o, io, givenOnCli(cmd));
   });
 
   program
