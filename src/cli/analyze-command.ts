@@ -48,7 +48,7 @@ export async function runAnalyze(plan: AnalyzePlan, io: Io): Promise<number> {
   announceStdin(captures, io);
   if (plan.follow) return runFollow(plan.captures[0]!, plan.capture, plan.report, io);
   const progress = Progress.forStream(io.stderr, plan.quiet);
-  const opts = readyCapture(plan.capture, progress);
+  const opts = readyCapture(plan.capture, progress, plan.report.filters);
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
   const summary = await analyzeAll(captures, opts, plan.jobs);
   progress?.writing();

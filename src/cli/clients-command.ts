@@ -78,7 +78,7 @@ export async function runClients(plan: ClientsPlan, io: Io): Promise<number> {
   const { captures } = plan;
   announceStdin(captures, io);
   const progress = Progress.forStream(io.stderr, plan.quiet);
-  const opts = readyCapture(plan.capture, progress);
+  const opts = readyCapture(plan.capture, progress, plan.filters);
   const others = plan.filters.filters;
   const out = new Out(io.stdout, plan.output);
   const style = await styleFor(out, io);

@@ -50,12 +50,12 @@ export function planExport(captures: string[], options: ExportCliOptions, ctx: P
 
 export async function runExport(plan: ExportPlan, io: Io): Promise<number> {
   const progress = Progress.forStream(io.stderr, plan.quiet);
+  const opts = readyCapture(plan.capture, progress, plan.filters);
   const filters = plan.filters.filters;
   const { exportCaptures } = await import('../export/export.js');
   const out = new Out(io.stdout, undefined);
   let startUs: number | null = null;
   const keep = rowPredicate(filters, () => startUs);
-  const opts = readyCapture(plan.capture, progress);
   await exportCaptures(plan.captures, opts, {
     dir: plan.dir,
     overwrite: plan.overwrite,

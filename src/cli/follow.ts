@@ -39,7 +39,7 @@ export async function runFollow(file: string, capture: CapturePlan, p: ReportPla
   const stopListening = io.onInterrupt?.(() => controller.abort()) ?? (() => {});
   let startUs: number | null = null;
   const clock = clockFor(p.timeFormat, () => startUs, io);
-  const opts: AnalyzeOptions = { ...readyCapture(capture, null), signal: controller.signal };
+  const opts: AnalyzeOptions = { ...readyCapture(capture, null, p.filters), signal: controller.signal };
   const show = (f: Finding) => {
     const setting = settings.get(f.rule);
     if (setting === 'off') return;

@@ -133,7 +133,8 @@ export function parseFilters(o: Partial<CommonCliOptions>): Filters {
   if (o.clientId !== undefined) f.clientId = o.clientId;
   if (o.client !== undefined) f.client = parseEndpointPattern(o.client, '--client');
   if (o.broker !== undefined) f.broker = parseEndpointPattern(o.broker, '--broker');
-  if (o.api !== undefined) f.apis = parseApis(o.api);
+  // With --kafka-specs, API names come from those schemas: --api is read once they are loaded (readyCapture).
+  if (o.api !== undefined && o.kafkaSpecs === undefined) f.apis = parseApis(o.api);
   if (o.since !== undefined) f.since = parseTimeBound(o.since, '--since');
   if (o.until !== undefined) f.until = parseTimeBound(o.until, '--until');
   checkWindow(f);
@@ -147,6 +148,8 @@ export interface FilterPlan {
   until?: string;
   /** --allow-empty */
   allowEmpty: boolean;
+  /** --api with --kafka-specs: parsed into filters.apis once the schemas are loaded. */
+  apisAfterSchemas?: string;
   /** The filter options given, as typed: "--broker nothost --api Produce" (sanitised when shown). */
   given: [string, string][];
 }
@@ -166,6 +169,7 @@ export function filterPlan(o: Partial<CommonCliOptions>): FilterPlan {
     ...(o.since === undefined ? {} : { since: o.since }),
     ...(o.until === undefined ? {} : { until: o.until }),
     allowEmpty: o.allowEmpty === true,
+    ...(o.api !== undefined && o.kafkaSpecs !== undefined ? { apisAfterSchemas: o.api } : {}),
     given: names.flatMap(([key, flag]) => (o[key] === undefined ? [] : [[flag, String(o[key])] as [string, string]])),
   };
 }

@@ -77,7 +77,7 @@ export async function runRequests(plan: RequestsPlan, io: Io): Promise<number> {
   const progress = follow ? null : Progress.forStream(io.stderr, plan.quiet);
   const controller = new AbortController();
   const stopListening = follow ? (io.onInterrupt?.(() => controller.abort()) ?? (() => {})) : () => {};
-  const opts: AnalyzeOptions = { ...readyCapture(plan.capture, progress), ...(follow ? { signal: controller.signal } : {}) };
+  const opts: AnalyzeOptions = { ...readyCapture(plan.capture, progress, plan.filters), ...(follow ? { signal: controller.signal } : {}) };
   // --bodies opens PushTelemetry's metrics too (the analysis keeps those frames whole, up to --max-telemetry-bytes).
   const telemetry = plan.telemetryBytes === null ? null : { read: (await import('../telemetry/index.js')).readPushMetrics, maxBytes: plan.telemetryBytes };
   let startUs: number | null = null;

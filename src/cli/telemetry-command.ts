@@ -48,7 +48,7 @@ export function planTelemetry(captures: string[], options: TelemetryCliOptions, 
 export async function runTelemetry(plan: TelemetryPlan, io: Io): Promise<number> {
   const { captures } = plan;
   const progress = Progress.forStream(io.stderr, plan.quiet);
-  const opts = readyCapture(plan.capture, progress);
+  const opts = readyCapture(plan.capture, progress, plan.filters);
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
   const summary = await analyzeAll(captures, opts, plan.jobs);
   progress?.done();

@@ -4,7 +4,7 @@
  * width, colours).
  */
 import { accessSync, constants, statSync } from 'node:fs';
-import { hasFilters } from '../analysis/filters.js';
+import { hasFilters, parseApis } from '../analysis/filters.js';
 import type { AnalyzeOptions } from '../analysis/run.js';
 import { sanitize } from '../base/sanitize.js';
 import { activateProtocol } from '../kafka/protocol.js';
@@ -32,11 +32,12 @@ function readableKeylog(path: string): string {
  * The plan's capture options made ready to read with: key logs checked, the schemas loaded (a bad
  * --kafka-specs is one line and exit 2, before any capture is read), progress reported.
  */
-export function readyCapture(plan: CapturePlan, progress: Progress | null): AnalyzeOptions {
+export function readyCapture(plan: CapturePlan, progress: Progress | null, filters?: FilterPlan): AnalyzeOptions {
   const opts: AnalyzeOptions = { ...plan };
   if (plan.tlsKeylogs !== undefined) opts.tlsKeylogs = plan.tlsKeylogs.map(readableKeylog);
   if (progress !== null) opts.onProgress = (read, total, packets, connections, findings) => progress.update(read, total, packets, connections, findings);
   activateProtocol({ kafkaSpecs: opts.kafkaSpecs ?? null, kip1313: opts.kip1313 ?? 'voting' });
+  if (filters?.apisAfterSchemas !== undefined) filters.filters.apis = parseApis(filters.apisAfterSchemas);
   return opts;
 }
 
