@@ -24,7 +24,7 @@ import {
   type PlanContext,
 } from './plan.js';
 import { Progress } from './progress.js';
-import { announceStdin, checkNotEmpty, clockFor, readyCapture, styleFor, tableWidth } from './wiring.js';
+import { announceStdin, checkNotEmpty, checkWindowAt, clockFor, readyCapture, styleFor, tableWidth } from './wiring.js';
 
 export interface ClientsCliOptions extends CommonCliOptions, ConfigCliOptions {
   format: string;
@@ -87,7 +87,9 @@ export async function runClients(plan: ClientsPlan, io: Io): Promise<number> {
     progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
     const summary = await analyzeAll(captures, opts, plan.jobs);
     progress?.done();
-    const report = filterReport(buildReport(summary, { severities: plan.severities }), others);
+    const built = buildReport(summary, { severities: plan.severities });
+    checkWindowAt(plan.filters, captureStartUs(built));
+    const report = filterReport(built, others);
     checkNotEmpty(report.connections.length > 0, plan.filters);
     out.write(plan.format === 'json' ? renderClientsJson(report) : renderClientsTable(report, style, tableWidth(out)));
     out.close();
@@ -107,7 +109,9 @@ export async function runClients(plan: ClientsPlan, io: Io): Promise<number> {
     observer.finish();
     progress?.done();
   }
-  const report = filterReport(buildReport(mergeResults(results), { severities: plan.severities }), others);
+  const built = buildReport(mergeResults(results), { severities: plan.severities });
+  checkWindowAt(plan.filters, captureStartUs(built));
+  const report = filterReport(built, others);
   const ids = report.instances.flatMap((x) => (x.clientInstanceId === null ? [] : [x.clientInstanceId]));
   const id = resolveInstance(plan.instance, ids);
   const inst = report.instances.find((x) => x.clientInstanceId === id)!;

@@ -9,7 +9,7 @@ import { UsageError } from './options.js';
 import { Out } from './output.js';
 import { captureOptions, checkInputs, filterPlan, severities, withConfig, type CapturePlan, type CommonCliOptions, type ConfigCliOptions, type FilterPlan, type PlanContext } from './plan.js';
 import { Progress } from './progress.js';
-import { parquetFileOptions, readyCapture } from './wiring.js';
+import { checkDistinctFiles, checkWindowAt, parquetFileOptions, readyCapture } from './wiring.js';
 
 export interface ExportCliOptions extends CommonCliOptions, ConfigCliOptions {
   to: string;
@@ -49,6 +49,7 @@ export function planExport(captures: string[], options: ExportCliOptions, ctx: P
 }
 
 export async function runExport(plan: ExportPlan, io: Io): Promise<number> {
+  checkDistinctFiles(plan.captures, 'capture');
   const progress = Progress.forStream(io.stderr, plan.quiet);
   const opts = readyCapture(plan.capture, progress, plan.filters);
   const filters = plan.filters.filters;
@@ -75,6 +76,7 @@ export async function runExport(plan: ExportPlan, io: Io): Promise<number> {
     },
     onCaptureStart: (us) => {
       startUs = us;
+      checkWindowAt(plan.filters, us);
     },
     onCapture: (file, n) => {
       progress?.done();

@@ -18,7 +18,7 @@ import { EXIT_CLEAN, EXIT_FINDINGS, type Io } from './io.js';
 import { Out } from './output.js';
 import type { CapturePlan } from './plan.js';
 import { reportFrom, type ReportPlan } from './report-writer.js';
-import { checkNotEmpty, clockFor, readyCapture, styleFor, tableWidth } from './wiring.js';
+import { checkNotEmpty, checkWindowAt, clockFor, readyCapture, styleFor, tableWidth } from './wiring.js';
 
 /** One finding as one line, for follow mode's table format: its time first (-t), as tcpdump prints. */
 function findingLine(f: Finding, style: Style, clock: Clock): string {
@@ -49,7 +49,12 @@ export async function runFollow(file: string, capture: CapturePlan, p: ReportPla
   };
   let result;
   try {
-    result = await analyzeInput(file, 0, opts, show, { captureStart: (us) => (startUs = us) });
+    result = await analyzeInput(file, 0, opts, show, {
+      captureStart: (us) => {
+        startUs = us;
+        checkWindowAt(p.filters, us);
+      },
+    });
   } finally {
     stopListening();
   }

@@ -12,7 +12,7 @@ export interface Io {
   stdinIsTTY?: boolean;
   /** --color (true) or --no-color (false); undefined: decided by the environment and the terminal. */
   color?: boolean;
-  /** Registers a handler for Ctrl-C (follow mode); returns a function that removes it. */
+  /** Registers a handler for Ctrl-C, SIGTERM and SIGHUP (follow mode); returns a function that removes it. */
   onInterrupt?: (handler: () => void) => () => void;
 }
 

@@ -271,6 +271,9 @@ function rulesCommand(id: string | undefined, format: string, io: Io): number {
   return EXIT_CLEAN;
 }
 
+/** The signals that end --follow as end of input would: the summary is printed and the gate's exit code returned. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 export async function main(argv: string[]): Promise<number> {
   // `kcid requests big.pcap | head`: a closed pipe is the reader's choice, not an error.
   for (const stream of [process.stdout, process.stderr]) {
@@ -285,9 +288,12 @@ export async function main(argv: string[]): Promise<number> {
     env: process.env,
     cwd: process.cwd(),
     stdinIsTTY: process.stdin.isTTY === true,
+    // Ctrl-C, and the ends systemd, docker stop and timeout send (SIGTERM) or a closed terminal (SIGHUP).
     onInterrupt: (handler) => {
-      process.on('SIGINT', handler);
-      return () => process.off('SIGINT', handler);
+      for (const signal of STOP_SIGNALS) process.on(signal, handler);
+      return () => {
+        for (const signal of STOP_SIGNALS) process.off(signal, handler);
+      };
     },
   });
 }

@@ -4,6 +4,7 @@ import { mergeSummaries, parseSummary, SummaryError } from '../analysis/summary-
 import { pcapMagic } from '../capture/pcap.js';
 import type { Io } from './io.js';
 import { checkInputs, withConfig, type CommonCliOptions, type PlanContext } from './plan.js';
+import { checkDistinctFiles } from './wiring.js';
 import { planReport, writeReport, type ReportCliOptions, type ReportPlan } from './report-writer.js';
 
 export type MergeCliOptions = ReportCliOptions & Partial<CommonCliOptions>;
@@ -20,6 +21,7 @@ export function planMerge(files: string[], options: MergeCliOptions, ctx: PlanCo
 }
 
 export async function runMerge(plan: MergePlan, io: Io): Promise<number> {
+  checkDistinctFiles(plan.files, 'summary');
   const parts = plan.files.map((file) => {
     let bytes: Buffer;
     try {

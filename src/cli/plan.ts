@@ -88,7 +88,7 @@ export function parseCount(text: string, option: string, min: number, max: numbe
  * either only costs memory and start-up). Default: the cores minus one, at least 1.
  */
 export function parseJobs(text: string | undefined, cores: number, inputs: number): number {
-  const cap = Math.max(1, inputs);
+  const cap = Math.max(1, Math.min(cores, inputs));
   if (text === undefined) return Math.max(1, Math.min(cores - 1, inputs));
   if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > 256) throw new UsageError(`invalid --jobs '${text}' (expected a whole number from 1 to 256)`);
   return Math.min(Number(text), cap);

@@ -14,7 +14,7 @@ import { EXIT_CLEAN, EXIT_FINDINGS, packageVersion, type Io } from './io.js';
 import { parseFailOn, UsageError, type FailOn } from './options.js';
 import { Out, writeProblem } from './output.js';
 import { filterPlan, planTimeFormat, severities, type CommonCliOptions, type ConfigCliOptions, type FilterPlan, type PlanContext } from './plan.js';
-import { checkNotEmpty, clockFor, parquetFileOptions, styleFor, tableWidth } from './wiring.js';
+import { checkNotEmpty, checkWindowAt, clockFor, parquetFileOptions, styleFor, tableWidth } from './wiring.js';
 
 export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'html', 'summary-json', 'parquet'] as const;
 export type ReportFormat = (typeof ANALYZE_FORMATS)[number];
@@ -37,6 +37,7 @@ export interface ReportPlan {
 /** From merged summary to the report shown: severities, baseline, filters. */
 export function reportFrom(summary: CaptureSummary, p: ReportPlan): Report {
   let report = buildReport(summary, { severities: p.severities });
+  checkWindowAt(p.filters, captureStartUs(report));
   if (p.writeBaseline !== undefined) {
     try {
       writeFileSync(p.writeBaseline, writeBaseline(report));

@@ -10,7 +10,7 @@ import { Out } from './output.js';
 import { captureOptions, checkInputs, filterPlan, planTimeFormat, type CapturePlan, type CommonCliOptions, type FilterPlan, type PlanContext } from './plan.js';
 import { Progress } from './progress.js';
 import { ndjsonSink, parquetSink, tableSink, type RowSink } from './row-sink.js';
-import { announceStdin, checkNotEmpty, clockFor, readyCapture } from './wiring.js';
+import { announceStdin, checkNotEmpty, checkWindowAt, clockFor, readyCapture } from './wiring.js';
 
 export interface RequestsCliOptions extends CommonCliOptions {
   format: string;
@@ -109,6 +109,7 @@ export async function runRequests(plan: RequestsPlan, io: Io): Promise<number> {
       );
       rows.captureStart = (us: number) => {
         startUs = us;
+        checkWindowAt(plan.filters, us);
       };
       progress?.start(file);
       await analyzeInput(file, i, opts, () => {}, rows);

@@ -7,7 +7,7 @@ import { EXIT_CLEAN, type Io } from './io.js';
 import { Out } from './output.js';
 import { captureOptions, checkInputs, filterPlan, parseJobs, planTimeFormat, severities, withConfig, type CapturePlan, type CommonCliOptions, type ConfigCliOptions, type FilterPlan, type PlanContext } from './plan.js';
 import { Progress } from './progress.js';
-import { clockFor, readyCapture, styleFor, tableWidth } from './wiring.js';
+import { checkDistinctFiles, checkWindowAt, clockFor, readyCapture, styleFor, tableWidth } from './wiring.js';
 
 export interface TelemetryCliOptions extends CommonCliOptions, ConfigCliOptions {
   format: string;
@@ -47,12 +47,15 @@ export function planTelemetry(captures: string[], options: TelemetryCliOptions, 
 
 export async function runTelemetry(plan: TelemetryPlan, io: Io): Promise<number> {
   const { captures } = plan;
+  checkDistinctFiles(captures, 'capture');
   const progress = Progress.forStream(io.stderr, plan.quiet);
   const opts = readyCapture(plan.capture, progress, plan.filters);
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
   const summary = await analyzeAll(captures, opts, plan.jobs);
   progress?.done();
-  const report = filterReport(buildReport(summary, { severities: plan.severities }), plan.filters.filters);
+  const built = buildReport(summary, { severities: plan.severities });
+  checkWindowAt(plan.filters, captureStartUs(built));
+  const report = filterReport(built, plan.filters.filters);
   const out = new Out(io.stdout, plan.output);
   const { renderTelemetryJson, renderTelemetryTable } = await import('../report/telemetry.js');
   out.write(plan.format === 'json' ? renderTelemetryJson(report) : renderTelemetryTable(report, await styleFor(out, io), tableWidth(out), clockFor(plan.timeFormat, captureStartUs(report), io)));

@@ -4,6 +4,7 @@
  * width, colours).
  */
 import { accessSync, constants, statSync } from 'node:fs';
+import { resolveBound } from '../analysis/filters.js';
 import { hasFilters, parseApis } from '../analysis/filters.js';
 import type { AnalyzeOptions } from '../analysis/run.js';
 import { sanitize } from '../base/sanitize.js';
@@ -46,6 +47,7 @@ export function readyCapture(plan: CapturePlan, progress: Progress | null, filte
  * waiting for (stdin is the terminal itself).
  */
 export function announceStdin(captures: readonly string[], io: Io): void {
+  checkDistinctFiles(captures, 'capture');
   if (captures.includes('-') && io.stdinIsTTY === true) {
     io.stderr.write('kcid: reading a capture from standard input (the terminal): pipe one in, e.g. tcpdump -U -w - | kcid analyze -, or press Ctrl-D\n');
   }
@@ -60,6 +62,44 @@ export function checkNotEmpty(matched: boolean, f: FilterPlan): void {
   if (matched || !hasFilters(f.filters) || f.allowEmpty) return;
   const text = f.given.map(([flag, value]) => `${flag} ${sanitize(value)}`).join(' ');
   throw new UsageError(`the filters match no Kafka connection (${text}); give --allow-empty if that is expected`);
+}
+
+/**
+ * --since and --until of different forms (an offset from the capture start and a time) are compared
+ * once the start is known: a window empty by construction is a usage error, one line naming both.
+ */
+export function checkWindowAt(f: FilterPlan, startUs: number | null): void {
+  const { since, until } = f.filters;
+  if (since === undefined || until === undefined || startUs === null || 'offsetUs' in since === 'offsetUs' in until) return;
+  const from = resolveBound(since, startUs);
+  const to = resolveBound(until, startUs);
+  if (from <= to) return;
+  const clock = makeClock('ad');
+  const show = (flag: string, text: string | undefined, offset: boolean, us: number) =>
+    `${flag} ${sanitize(text ?? '')}${offset ? ` (${clock(us)}, from the capture's start at ${clock(startUs)})` : ''}`;
+  throw new UsageError(`${show('--since', f.since, 'offsetUs' in since, from)} is after ${show('--until', f.until, 'offsetUs' in until, to)}: the window is empty`);
+}
+
+/**
+ * The same file named twice by different paths (./F and F, an absolute path, a doubled slash, a
+ * symlink, a hard link) would count everything twice: files are compared by device and inode.
+ * A path that cannot be read is left for the reader to report.
+ */
+export function checkDistinctFiles(files: readonly string[], what: string): void {
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    if (f === '-') continue;
+    let key: string;
+    try {
+      const st = statSync(f, { bigint: true });
+      key = `${st.dev}:${st.ino}`;
+    } catch {
+      continue;
+    }
+    const first = seen.get(key);
+    if (first !== undefined) throw new UsageError(`${what} '${sanitize(f)}' is the same file as '${sanitize(first)}': it is given twice`);
+    seen.set(key, f);
+  }
 }
 
 /** The clock tables show times with (-t), for the inputs starting at `startUs`. TZ is read for -t l (the plan checked it). */
