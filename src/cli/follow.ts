@@ -45,6 +45,8 @@ export async function runFollow(file: string, capture: CapturePlan, p: ReportPla
     if (setting === 'off') return;
     const shown = setting === undefined ? f : { ...f, severity: setting };
     if (hasFilters(filters) && filterReport(single(shown), filters).findings.length === 0) return;
+    // Counted before it is written: if the reader has gone, the run stops with this finding's code.
+    if (reachesThreshold(single(shown), p.failOn)) io.gate?.raise(EXIT_FINDINGS);
     out.write(ndjson ? `${safeJson(findingJson(shown))}\n` : findingLine(shown, style, clock));
   };
   let result;
@@ -55,12 +57,17 @@ export async function runFollow(file: string, capture: CapturePlan, p: ReportPla
         checkWindowAt(p.filters, us);
       },
     });
+  } catch (e) {
+    if (file === '-') io.releaseInput?.();
+    throw e;
   } finally {
     stopListening();
   }
   const summary = mergeResults([result]);
   const report = reportFrom(summary, p);
   checkNotEmpty(report.connections.length > 0, p.filters);
+  const code = reachesThreshold(report, p.failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
+  io.gate?.raise(code);
   const crossRules = new Set([...REPORT_RULES, ...TELEMETRY_RULES].map((r) => r.id));
   for (const f of report.findings) if (crossRules.has(f.rule)) out.write(ndjson ? `${safeJson(findingJson(f))}\n` : findingLine(f, style, clock));
   if (ndjson) {
@@ -69,7 +76,7 @@ export async function runFollow(file: string, capture: CapturePlan, p: ReportPla
     out.write(`\n${summaryLine(report)}\n${renderInstances(report, style, tableWidth(out), clock)}\n`);
   }
   out.close();
-  return reachesThreshold(report, p.failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
+  return code;
 }
 
 /** A report holding one finding, so the report filters can judge it. */
@@ -80,6 +87,6 @@ function single(f: Finding): Report {
     connections: [],
     findings: [f],
     telemetry: [],
-    counts: { connections: 0, requests: 0, responses: 0, instances: 0, findings: { error: 0, warning: 0, info: 0 } },
+    counts: { connections: 0, requests: 0, responses: 0, instances: 0, findings: { error: 0, warning: 0, info: 0, [f.severity]: 1 } },
   };
 }

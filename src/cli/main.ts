@@ -18,7 +18,7 @@ import { ANALYZE_FORMATS } from './report-writer.js';
 import { ExportError } from '../export/errors.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
-import { EXIT_CLEAN, EXIT_ERROR, packageVersion, type Io } from './io.js';
+import { EXIT_CLEAN, EXIT_ERROR, GateStatus, packageVersion, type Io } from './io.js';
 import { OutputClosed } from './output.js';
 import { SchemaError } from '../kafka/protocol.js';
 
@@ -86,6 +86,8 @@ export { ANALYZE_FORMATS };
 
 export async function run(argv: string[], io: Io): Promise<number> {
   let exitCode = EXIT_CLEAN;
+  const gate = io.gate ?? new GateStatus();
+  io = { ...io, gate };
   const program = new Command('kcid')
     .description('Analyse Apache Kafka wire traffic in pcap/pcapng captures: client instance IDs (KIP-1313) and the rules around them.')
     .version(packageVersion(), '-V, --version')
@@ -207,8 +209,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return exitCode;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT_CLEAN : EXIT_ERROR;
-    // `kcid requests big.pcap | head`: the reader has what it wanted.
-    if (e instanceof OutputClosed) return EXIT_CLEAN;
+    // `kcid requests big.pcap | head`: the reader has what it wanted; a gate still fails on what was found.
+    if (e instanceof OutputClosed) return gate.code;
     if (
       e instanceof CaptureError ||
       e instanceof UsageError ||
@@ -275,19 +277,23 @@ function rulesCommand(id: string | undefined, format: string, io: Io): number {
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export async function main(argv: string[]): Promise<number> {
-  // `kcid requests big.pcap | head`: a closed pipe is the reader's choice, not an error.
+  // `kcid requests big.pcap | head`: a closed pipe is the reader's choice, not an error; the exit
+  // code is what was found so far (1 after a finding at or above --fail-on).
+  const gate = new GateStatus();
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EPIPE') process.exit(EXIT_CLEAN);
+      if (e.code === 'EPIPE') process.exit(gate.code);
       throw e;
     });
   }
   return run(argv, {
+    gate,
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,
     cwd: process.cwd(),
     stdinIsTTY: process.stdin.isTTY === true,
+    releaseInput: () => process.stdin.destroy(),
     // Ctrl-C, and the ends systemd, docker stop and timeout send (SIGTERM) or a closed terminal (SIGHUP).
     onInterrupt: (handler) => {
       for (const signal of STOP_SIGNALS) process.on(signal, handler);

@@ -89,12 +89,15 @@ export async function writeReport(summary: CaptureSummary, p: ReportPlan, io: Io
   const out = p.format === 'parquet' ? null : new Out(io.stdout, p.output);
   const report = reportFrom(summary, p);
   checkNotEmpty(report.connections.length > 0, p.filters);
+  const code = reachesThreshold(report, p.failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
+  // The whole report is judged before a byte is written: a reader that stops early does not change the exit code.
+  io.gate?.raise(code);
   if (out === null) (await import('../export/single.js')).writeFindingsParquet(report, p.output!, parquetFileOptions());
   else {
     await emit(report, summary, p, out, io);
     out.close();
   }
-  return reachesThreshold(report, p.failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
+  return code;
 }
 
 /** The options analyze and merge share for their report. */

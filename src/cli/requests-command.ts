@@ -119,6 +119,7 @@ export async function runRequests(plan: RequestsPlan, io: Io): Promise<number> {
     sink.finish({ kept, orphans });
   } catch (e) {
     sink.abort();
+    if (captures.includes('-')) io.releaseInput?.();
     throw e;
   } finally {
     stopListening();
