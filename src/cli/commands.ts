@@ -8,7 +8,8 @@
 import { availableParallelism } from 'node:os';
 import { planAnalyze, runAnalyze } from './analyze-command.js';
 import { planClients, runClients } from './clients-command.js';
-import { loadConfig, type Config } from './config.js';
+import { sanitize } from '../base/sanitize.js';
+import { CONFIG_FILE, loadConfig, type Config } from './config.js';
 import { planExport, runExport } from './export-command.js';
 import type { Io } from './io.js';
 import { planMerge, runMerge } from './merge-command.js';
@@ -45,9 +46,17 @@ export function configFor(readsConfig: boolean, o: ConfigCliOptions, io: Io): Co
 }
 
 /** Runs command `name` on commander's option values (shaped as that command's CliOptions). */
+/** Which config file is in use, for --verbose: "config: kcid.config.json", or why there is none. */
+export function configLine(config: Config, o: ConfigCliOptions): string {
+  if (config.file !== null) return `config: ${sanitize(config.file)}`;
+  return o.config === false ? 'config: none (--no-config)' : `config: none (no ${CONFIG_FILE} in the current folder or above it, up to the repository root)`;
+}
+
 export async function runCommand(name: CommandName, inputs: string[], options: object, io: Io, given: GivenOnCli): Promise<number> {
   const c = COMMANDS[name] as unknown as CommandModule<object, unknown>;
-  const ctx: PlanContext = { config: configFor(c.readsConfig, options as ConfigCliOptions, io), given, cores: availableParallelism(), env: io.env };
+  const o = options as ConfigCliOptions;
+  const ctx: PlanContext = { config: configFor(c.readsConfig, o, io), given, cores: availableParallelism(), env: io.env };
+  if (c.readsConfig && o.verbose === true) io.stderr.write(`kcid: ${configLine(ctx.config, o)}\n`);
   const p = planned(() => c.plan(inputs, options, ctx));
   if ('error' in p) {
     io.stderr.write(`kcid: ${p.error}\n`);

@@ -10,6 +10,7 @@ import { REPORT_RULES, TELEMETRY_RULES } from '../analysis/rules/index.js';
 import { analyzeInput, type AnalyzeOptions } from '../analysis/run.js';
 import type { Finding } from '../analysis/types.js';
 import { safeJson } from '../base/json-text.js';
+import { sanitize } from '../base/sanitize.js';
 import { apiLabel } from '../kafka/protocol.js';
 import type { Clock } from '../report/clock.js';
 import { findingJson } from '../report/json.js';
@@ -71,9 +72,11 @@ export async function runFollow(file: string, capture: CapturePlan, p: ReportPla
   const crossRules = new Set([...REPORT_RULES, ...TELEMETRY_RULES].map((r) => r.id));
   for (const f of report.findings) if (crossRules.has(f.rule)) out.write(ndjson ? `${safeJson(findingJson(f))}\n` : findingLine(f, style, clock));
   if (ndjson) {
-    out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings } } })}\n`);
+    const config = report.config === undefined ? {} : { config: report.config };
+    out.write(`${safeJson({ summary: { ...report.counts, findings: { ...report.counts.findings }, ...config } })}\n`);
   } else {
     out.write(`\n${summaryLine(report)}\n${renderInstances(report, style, tableWidth(out), clock)}\n`);
+    if (report.config !== undefined) out.write(`${style.dim(`config: ${sanitize(report.config)}`)}\n`);
   }
   out.close();
   return code;

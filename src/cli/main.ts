@@ -71,6 +71,8 @@ function addReportOptions(cmd: Command, formats: readonly string[]): Command {
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at least this severe').choices(['error', 'warning', 'info', 'none']).default('error'))
     .option('--rule <rule=severity>', 'set a rule\'s severity (error, warning, info or off); repeatable', collect)
     .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
+    .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
+    .option('--verbose', 'say on stderr which config file is in use')
     .option('--baseline <file>', 'report only findings not recorded in this baseline')
     .option('--write-baseline <file>', "record this run's findings as the baseline")
     .option('-o, --output <file>', 'write the report to this file instead of stdout');
@@ -136,6 +138,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
       .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
+    .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
+    .option('--verbose', 'say on stderr which config file is in use')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
   ).action(async (captures: string[], o: object, cmd: Command) => {
     exitCode = await runCommand('clients', captures, o, io, givenOnCli(cmd));
@@ -150,7 +154,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--name <name>', 'the capture name in the layout (one input; default: the file name without extensions, stdin for -)')
       .option('--overwrite', 'replace a capture exported before (by default that is an error)')
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
-      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)'),
+      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+    .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
+    .option('--verbose', 'say on stderr which config file is in use'),
   ).action(async (captures: string[], o: object, cmd: Command) => {
     exitCode = await runCommand('export', captures, o, io, givenOnCli(cmd));
   });
@@ -184,6 +190,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
       .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+    .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
+    .option('--verbose', 'say on stderr which config file is in use')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
   ).action(async (captures: string[], o: object, cmd: Command) => {
     exitCode = await runCommand('telemetry', captures, o, io, givenOnCli(cmd));

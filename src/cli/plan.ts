@@ -42,6 +42,8 @@ export interface CommonCliOptions {
 export interface ConfigCliOptions {
   config?: string | false;
   rule?: string[];
+  /** --verbose: the config file in use (or why none) on stderr. */
+  verbose?: boolean;
 }
 
 /** Was this option given on the command line (rather than left at its default)? */

@@ -32,6 +32,8 @@ export interface ReportPlan {
   writeBaseline?: string;
   filters: FilterPlan;
   timeFormat: TimeFormat;
+  /** The config file in use, named in every format (null: none was read). */
+  config: string | null;
 }
 
 /** From merged summary to the report shown: severities, baseline, filters. */
@@ -54,7 +56,8 @@ export function reportFrom(summary: CaptureSummary, p: ReportPlan): Report {
     }
     report = applyBaseline(report, parseBaseline(text, p.baseline)).report;
   }
-  return filterReport(report, p.filters.filters);
+  const shown = filterReport(report, p.filters.filters);
+  return p.config === null ? shown : { ...shown, config: p.config };
 }
 
 /** Writes the report in the chosen format; the JSON formats are written in pieces as they are made. */
@@ -121,6 +124,7 @@ export function planReport(o: ReportCliOptions & Partial<CommonCliOptions>, ctx:
     telemetry: o.telemetry === true,
     filters: filterPlan(o),
     timeFormat: planTimeFormat(o, ctx.env, format === 'table'),
+    config: ctx.config.file,
   };
   if (format === 'parquet' && o.output === undefined) throw new UsageError('--format parquet writes a file: give it with -o FILE');
   if (o.output !== undefined) plan.output = o.output;

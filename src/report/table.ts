@@ -312,5 +312,6 @@ export function renderTable(report: Report, style: Style, width = 200, clock: Cl
   const parts = [fit(summaryLine(report)), ...inputLegendLines(report)];
   for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(fit(`capture note: ${sanitize(input.file)}: ${sanitize(note)}`)));
   parts.push('', style.bold('Client instances'), renderInstances(report, style, width, clock), '', style.bold('Findings'), renderFindings(report, style, width));
+  if (report.config !== undefined) parts.push('', style.dim(`config: ${sanitize(report.config)}`));
   return `${parts.join('\n')}\n`;
 }
