@@ -174,3 +174,18 @@ describe('merge', () => {
     expect('plan' in plan(['a.json'], { format: 'json', timeFormat: 'l' }, mars)).toBe(true);
   });
 });
+
+describe('what a plan leaves to the run (it reads no file)', () => {
+  it('a key log is checked when the run starts, with the same one line', async () => {
+    const { runKcid } = await import('./helpers.js');
+    const { tmpDir } = await import('./builder/capture.js');
+    expect('plan' in CAPTURE_COMMANDS.analyze(['a.pcap'], { tlsKeylog: ['/nonexistent/keys.log'] })).toBe(true);
+    expect(await runKcid(['analyze', 'fixtures/kip1313-mix.pcapng', '--tls-keylog', '/nonexistent/keys.log'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'kcid: --tls-keylog /nonexistent/keys.log: no such file\n',
+    });
+    const dir = tmpDir();
+    expect(await runKcid(['requests', 'fixtures/kip1313-mix.pcapng', '--tls-keylog', dir])).toEqual({ code: 2, stdout: '', stderr: `kcid: --tls-keylog ${dir}: not a file\n` });
+  });
+});
