@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeTmpFiles, tmpDir } from './builder/capture.js';
 import { runKcid } from './helpers.js';
+import { useDuckDb } from './duckdb.js';
 
 const MIX = resolve('fixtures/kip1313-mix.pcapng');
 
@@ -74,6 +75,25 @@ describe('the config file in use is named', () => {
     for (const command of [['clients', MIX], ['telemetry', MIX], ['export', MIX, '--to', tmpDir()]]) {
       expect([command[0], (await kcid([...command, '--no-config', '-q'])).code]).toEqual([command[0], 0]);
     }
+  });
+});
+
+describe('Parquet files name it in their key-value metadata', () => {
+  const query = useDuckDb();
+  const cwd = repoWithConfig();
+  const kv = async (file: string) =>
+    (await query(`SELECT decode(key) AS key, decode(value) AS value FROM parquet_kv_metadata('${file}') WHERE decode(key) LIKE 'kcid.%' ORDER BY 1`)).map((r) => [r.key, r.value]);
+
+  it('analyze --format parquet and export', async () => {
+    const findings = join(cwd, 'findings.parquet');
+    expect((await runKcid(['analyze', MIX, '--format', 'parquet', '-o', findings], { cwd })).code).toBe(0);
+    expect((await kv(findings)).find(([k]) => k === 'kcid.config')).toEqual(['kcid.config', FOUND]);
+    const lake = tmpDir();
+    expect((await runKcid(['export', MIX, '--to', lake, '-q'], { cwd })).code).toBe(0);
+    expect((await kv(join(lake, 'requests', 'capture=kip1313-mix', 'part-0.parquet'))).find(([k]) => k === 'kcid.config')).toEqual(['kcid.config', FOUND]);
+    const none = join(cwd, 'none.parquet');
+    await runKcid(['analyze', MIX, '--format', 'parquet', '-o', none, '--no-config'], { cwd });
+    expect((await kv(none)).map(([k]) => k)).not.toContain('kcid.config');
   });
 });
 

@@ -7,7 +7,7 @@ import { captureOptions, checkInputs, parseJobs, planTimeFormat, withConfig, typ
 import { Progress } from './progress.js';
 import { planReport, writeReport, type ReportCliOptions, type ReportPlan } from './report-writer.js';
 import { runFollow } from './follow.js';
-import { announceStdin, readyCapture } from './wiring.js';
+import { startInputs, readyCapture } from './wiring.js';
 
 export interface AnalyzeCliOptions extends CommonCliOptions, ReportCliOptions {
   follow?: boolean;
@@ -45,7 +45,7 @@ export function planAnalyze(captures: string[], options: AnalyzeCliOptions, ctx:
 
 export async function runAnalyze(plan: AnalyzePlan, io: Io): Promise<number> {
   const { captures } = plan;
-  announceStdin(captures, io);
+  startInputs(captures, io);
   if (plan.follow) return runFollow(plan.captures[0]!, plan.capture, plan.report, io);
   const progress = Progress.forStream(io.stderr, plan.quiet);
   const opts = readyCapture(plan.capture, progress, plan.report.filters);

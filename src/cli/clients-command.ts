@@ -24,7 +24,7 @@ import {
   type PlanContext,
 } from './plan.js';
 import { Progress } from './progress.js';
-import { announceStdin, checkNotEmpty, checkWindowAt, clockFor, readyCapture, styleFor, tableWidth } from './wiring.js';
+import { startInputs, checkNotEmpty, checkWindowAt, clockFor, readyCapture, styleFor, tableWidth } from './wiring.js';
 
 export interface ClientsCliOptions extends CommonCliOptions, ConfigCliOptions {
   format: string;
@@ -76,7 +76,7 @@ const MAX_TIMELINE_ROWS = 10_000;
 
 export async function runClients(plan: ClientsPlan, io: Io): Promise<number> {
   const { captures } = plan;
-  announceStdin(captures, io);
+  startInputs(captures, io);
   const progress = Progress.forStream(io.stderr, plan.quiet);
   const opts = readyCapture(plan.capture, progress, plan.filters);
   const others = plan.filters.filters;

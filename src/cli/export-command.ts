@@ -26,6 +26,8 @@ export interface ExportPlan {
   severities: Map<string, SeveritySetting>;
   filters: FilterPlan;
   quiet: boolean;
+  /** The config file in use, in each file's key-value metadata (kcid.config); null: none. */
+  config: string | null;
 }
 
 export function planExport(captures: string[], options: ExportCliOptions, ctx: PlanContext): ExportPlan {
@@ -45,6 +47,7 @@ export function planExport(captures: string[], options: ExportCliOptions, ctx: P
     severities: settings,
     filters,
     quiet: o.quiet === true,
+    config: ctx.config.file,
   };
 }
 
@@ -69,7 +72,7 @@ export async function runExport(plan: ExportPlan, io: Io): Promise<number> {
           filterReport: (r: Report) => filterReport(r, filters),
         }
       : {}),
-    file: parquetFileOptions(),
+    file: parquetFileOptions(plan.config),
     onStart: (file) => {
       startUs = null;
       progress?.start(file);

@@ -95,7 +95,7 @@ export async function writeReport(summary: CaptureSummary, p: ReportPlan, io: Io
   const code = reachesThreshold(report, p.failOn) ? EXIT_FINDINGS : EXIT_CLEAN;
   // The whole report is judged before a byte is written: a reader that stops early does not change the exit code.
   io.gate?.raise(code);
-  if (out === null) (await import('../export/single.js')).writeFindingsParquet(report, p.output!, parquetFileOptions());
+  if (out === null) (await import('../export/single.js')).writeFindingsParquet(report, p.output!, parquetFileOptions(p.config));
   else {
     await emit(report, summary, p, out, io);
     out.close();

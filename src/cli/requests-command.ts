@@ -10,7 +10,7 @@ import { Out } from './output.js';
 import { captureOptions, checkInputs, filterPlan, planTimeFormat, type CapturePlan, type CommonCliOptions, type FilterPlan, type PlanContext } from './plan.js';
 import { Progress } from './progress.js';
 import { ndjsonSink, parquetSink, tableSink, type RowSink } from './row-sink.js';
-import { announceStdin, checkNotEmpty, checkWindowAt, clockFor, readyCapture } from './wiring.js';
+import { startInputs, checkNotEmpty, checkWindowAt, clockFor, readyCapture } from './wiring.js';
 
 export interface RequestsCliOptions extends CommonCliOptions {
   format: string;
@@ -73,7 +73,7 @@ export function planRequests(captures: string[], o: RequestsCliOptions, ctx: Pla
 
 export async function runRequests(plan: RequestsPlan, io: Io): Promise<number> {
   const { captures, follow } = plan;
-  announceStdin(captures, io);
+  startInputs(captures, io);
   const progress = follow ? null : Progress.forStream(io.stderr, plan.quiet);
   const controller = new AbortController();
   const stopListening = follow ? (io.onInterrupt?.(() => controller.abort()) ?? (() => {})) : () => {};

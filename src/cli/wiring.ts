@@ -43,10 +43,11 @@ export function readyCapture(plan: CapturePlan, progress: Progress | null, filte
 }
 
 /**
- * `kcid analyze -` typed at a terminal with nothing piped in would wait in silence: say what it is
- * waiting for (stdin is the terminal itself).
+ * At the start of a run over captures: one file named by two paths is refused
+ * ({@link checkDistinctFiles}), and `kcid analyze -` typed at a terminal with nothing piped in,
+ * which would wait in silence, says what it is waiting for (stdin is the terminal itself).
  */
-export function announceStdin(captures: readonly string[], io: Io): void {
+export function startInputs(captures: readonly string[], io: Io): void {
   checkDistinctFiles(captures, 'capture');
   if (captures.includes('-') && io.stdinIsTTY === true) {
     io.stderr.write('kcid: reading a capture from standard input (the terminal): pipe one in, e.g. tcpdump -U -w - | kcid analyze -, or press Ctrl-D\n');
@@ -127,7 +128,9 @@ export function inputLegend(files: readonly string[]): string {
   return `${files.map((f, i) => `[${i + 1}] ${f === '-' ? '- (standard input)' : sanitize(f)}`).join('\n')}\n`;
 }
 
-/** What every Parquet file kcid writes says about its writer. */
-export function parquetFileOptions(): { createdBy: string; metadata: { key: string; value: string }[] } {
-  return { createdBy: `kcid version ${packageVersion()}`, metadata: [{ key: 'kcid.version', value: packageVersion() }] };
+/** What every Parquet file kcid writes says about its writer, and the config file in use (when one is). */
+export function parquetFileOptions(config: string | null = null): { createdBy: string; metadata: { key: string; value: string }[] } {
+  const metadata = [{ key: 'kcid.version', value: packageVersion() }];
+  if (config !== null) metadata.push({ key: 'kcid.config', value: config });
+  return { createdBy: `kcid version ${packageVersion()}`, metadata };
 }
