@@ -6,9 +6,9 @@
  * COMMANDS (and its options in main.ts).
  */
 import { availableParallelism } from 'node:os';
+import { sanitize } from '../base/sanitize.js';
 import { planAnalyze, runAnalyze } from './analyze-command.js';
 import { planClients, runClients } from './clients-command.js';
-import { sanitize } from '../base/sanitize.js';
 import { CONFIG_FILE, loadConfig, type Config } from './config.js';
 import { planExport, runExport } from './export-command.js';
 import type { Io } from './io.js';
@@ -45,13 +45,13 @@ export function configFor(readsConfig: boolean, o: ConfigCliOptions, io: Io): Co
   return loadConfig(o.config ?? null, io.cwd ?? process.cwd());
 }
 
-/** Runs command `name` on commander's option values (shaped as that command's CliOptions). */
 /** Which config file is in use, for --verbose: "config: kcid.config.json", or why there is none. */
 export function configLine(config: Config, o: ConfigCliOptions): string {
   if (config.file !== null) return `config: ${sanitize(config.file)}`;
   return o.config === false ? 'config: none (--no-config)' : `config: none (no ${CONFIG_FILE} in the current folder or above it, up to the repository root)`;
 }
 
+/** Runs command `name` on commander's option values (shaped as that command's CliOptions). */
 export async function runCommand(name: CommandName, inputs: string[], options: object, io: Io, given: GivenOnCli): Promise<number> {
   const c = COMMANDS[name] as unknown as CommandModule<object, unknown>;
   const o = options as ConfigCliOptions;
