@@ -38,6 +38,8 @@ export interface Report {
    * --max-findings): included in `counts`, absent from the lists. Absent when nothing was left out.
    */
   notListed?: { connections: number; findings: number };
+  /** The config file the rule settings came from (kcid.config.json or --config), as named; absent when none was read. */
+  config?: string;
 }
 
 export function buildReport(summary: CaptureSummary, opts: ReportOptions = {}): Report {

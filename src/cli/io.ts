@@ -12,13 +12,34 @@ export interface Io {
   stdinIsTTY?: boolean;
   /** --color (true) or --no-color (false); undefined: decided by the environment and the terminal. */
   color?: boolean;
-  /** Registers a handler for Ctrl-C (follow mode); returns a function that removes it. */
+  /** The exit code so far, for a run whose output is closed before it ends (see {@link GateStatus}). */
+  gate?: GateStatus;
+  /**
+   * Lets go of standard input: a run that stops with stdin still open (its output closed, or an
+   * error once reading began) would otherwise keep the process waiting for more input.
+   */
+  releaseInput?: () => void;
+  /** Registers a handler for Ctrl-C, SIGTERM and SIGHUP (follow mode); returns a function that removes it. */
   onInterrupt?: (handler: () => void) => () => void;
 }
 
 export const EXIT_CLEAN = 0;
 export const EXIT_FINDINGS = 1;
 export const EXIT_ERROR = 2;
+
+/**
+ * What a run has found so far, as an exit code: a command raises it as soon as it knows of a
+ * finding at or above --fail-on (analyze and merge once the report is made, --follow with each
+ * finding printed). When the reader of the output goes away (`kcid analyze F | head`), kcid stops
+ * and exits with this code: a gate under `set -o pipefail` never passes on a finding.
+ */
+export class GateStatus {
+  code: number = EXIT_CLEAN;
+
+  raise(code: number): void {
+    if (code > this.code) this.code = code;
+  }
+}
 
 export function packageVersion(): string {
   try {

@@ -9,17 +9,17 @@ import { BaselineError } from '../analysis/baseline.js';
 import { FilterError } from '../analysis/filters.js';
 import { SummaryError } from '../analysis/summary-io.js';
 import { RULES, ruleById } from '../analysis/rules/index.js';
+import { registerShow } from './show-command.js';
 import { DEFAULT_KAFKA_PORTS } from '../analysis/run.js';
 import { safeJson } from '../base/json-text.js';
 import { wrap } from '../report/wrap.js';
 import { TIME_FORMATS } from '../report/clock.js';
-import { analyzeCommand, clientsCommand, exportCommand, mergeCommand, requestsCommand, type AnalyzeCliOptions, type CommonCliOptions, type ExportCliOptions, type RequestsCliOptions } from './commands.js';
+import { runCommand } from './commands.js';
+import { ANALYZE_FORMATS } from './report-writer.js';
 import { ExportError } from '../export/errors.js';
 import { ConfigError } from './config.js';
 import { UsageError } from './options.js';
-import { telemetryCommand, type TelemetryCliOptions } from './telemetry-command.js';
-import { registerShow } from './show-command.js';
-import { EXIT_CLEAN, EXIT_ERROR, packageVersion, type Io } from './io.js';
+import { EXIT_CLEAN, EXIT_ERROR, GateStatus, packageVersion, type Io } from './io.js';
 import { OutputClosed } from './output.js';
 import { SchemaError } from '../kafka/protocol.js';
 
@@ -72,6 +72,8 @@ function addReportOptions(cmd: Command, formats: readonly string[]): Command {
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at least this severe').choices(['error', 'warning', 'info', 'none']).default('error'))
     .option('--rule <rule=severity>', 'set a rule\'s severity (error, warning, info or off); repeatable', collect)
     .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
+    .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
+    .option('--verbose', 'say on stderr which config file is in use')
     .option('--baseline <file>', 'report only findings not recorded in this baseline')
     .option('--write-baseline <file>', "record this run's findings as the baseline")
     .option('-o, --output <file>', 'write the report to this file instead of stdout');
@@ -83,10 +85,12 @@ const givenOnCli =
   (option: string): boolean =>
     cmd.getOptionValueSource(option) === 'cli';
 
-export const ANALYZE_FORMATS = ['table', 'json', 'ndjson', 'junit', 'sarif', 'markdown', 'html', 'summary-json', 'parquet'] as const;
+export { ANALYZE_FORMATS };
 
 export async function run(argv: string[], io: Io): Promise<number> {
   let exitCode = EXIT_CLEAN;
+  const gate = io.gate ?? new GateStatus();
+  io = { ...io, gate };
   const program = new Command('kcid')
     .description('Analyse Apache Kafka wire traffic in pcap/pcapng captures: client instance IDs (KIP-1313) and the rules around them.')
     .version(packageVersion(), '-V, --version')
@@ -109,8 +113,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--follow', "print each finding as it is found, the summary at end of input or Ctrl-C (for live input: '-')")
       .option('--telemetry', 'also show the KIP-714 telemetry conversations, every push decoded (JSON: a telemetry member; the telemetry rules run without it)'),
     ANALYZE_FORMATS,
-  ).action(async (captures: string[], o: AnalyzeCliOptions, cmd: Command) => {
-    exitCode = await analyzeCommand(captures, o, io, givenOnCli(cmd));
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('analyze', captures, o, io, givenOnCli(cmd));
   });
 
   addCaptureOptions(
@@ -123,8 +127,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--bodies', "decode every request and response body (ndjson: Kafka's JSON converter form, secrets hidden; table: a summary)")
       .option('--max-body-bytes <size>', 'with --bodies: bytes of each frame kept for decoding; a larger frame is decoded as far as that (default: 8MiB)')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
-  ).action(async (captures: string[], o: RequestsCliOptions) => {
-    exitCode = await requestsCommand(captures, o, io);
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('requests', captures, o, io, givenOnCli(cmd));
   });
 
   addCaptureOptions(
@@ -135,9 +139,11 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
       .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
+    .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
+    .option('--verbose', 'say on stderr which config file is in use')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
-  ).action(async (captures: string[], o: CommonCliOptions & { format: string; rule?: string[]; config?: string; output?: string }, cmd: Command) => {
-    exitCode = await clientsCommand(captures, o, io, givenOnCli(cmd));
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('clients', captures, o, io, givenOnCli(cmd));
   });
 
   addCaptureOptions(
@@ -149,9 +155,11 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--name <name>', 'the capture name in the layout (one input; default: the file name without extensions, stdin for -)')
       .option('--overwrite', 'replace a capture exported before (by default that is an error)')
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
-      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)'),
-  ).action(async (captures: string[], o: ExportCliOptions, cmd: Command) => {
-    exitCode = await exportCommand(captures, o, io, givenOnCli(cmd));
+      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+    .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
+    .option('--verbose', 'say on stderr which config file is in use'),
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('export', captures, o, io, givenOnCli(cmd));
   });
 
   addReportOptions(
@@ -171,8 +179,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
     .option('--telemetry', 'also show the KIP-714 telemetry conversations the summaries hold (JSON: a telemetry member)')
     .addOption(timeFormatOption())
-    .action(async (files: string[], o: AnalyzeCliOptions, cmd: Command) => {
-      exitCode = await mergeCommand(files, o, io, givenOnCli(cmd));
+    .action(async (files: string[], o: object, cmd: Command) => {
+      exitCode = await runCommand('merge', files, o, io, givenOnCli(cmd));
     });
 
   addCaptureOptions(
@@ -183,9 +191,11 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
       .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+    .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
+    .option('--verbose', 'say on stderr which config file is in use')
       .option('-o, --output <file>', 'write to this file instead of stdout'),
-  ).action(async (captures: string[], o: TelemetryCliOptions, cmd: Command) => {
-    exitCode = await telemetryCommand(captures, o, io, givenOnCli(cmd));
+  ).action(async (captures: string[], o: object, cmd: Command) => {
+    exitCode = await runCommand('telemetry', captures, o, io, givenOnCli(cmd));
   });
 
   registerShow(program, io, (code) => (exitCode = code));
@@ -210,8 +220,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return exitCode;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT_CLEAN : EXIT_ERROR;
-    // `kcid requests big.pcap | head`: the reader has what it wanted.
-    if (e instanceof OutputClosed) return EXIT_CLEAN;
+    // `kcid requests big.pcap | head`: the reader has what it wanted; a gate still fails on what was found.
+    if (e instanceof OutputClosed) return gate.code;
     if (
       e instanceof CaptureError ||
       e instanceof UsageError ||
@@ -274,23 +284,33 @@ function rulesCommand(id: string | undefined, format: string, io: Io): number {
   return EXIT_CLEAN;
 }
 
+/** The signals that end --follow as end of input would: the summary is printed and the gate's exit code returned. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 export async function main(argv: string[]): Promise<number> {
-  // `kcid requests big.pcap | head`: a closed pipe is the reader's choice, not an error.
+  // `kcid requests big.pcap | head`: a closed pipe is the reader's choice, not an error; the exit
+  // code is what was found so far (1 after a finding at or above --fail-on).
+  const gate = new GateStatus();
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EPIPE') process.exit(EXIT_CLEAN);
+      if (e.code === 'EPIPE') process.exit(gate.code);
       throw e;
     });
   }
   return run(argv, {
+    gate,
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,
     cwd: process.cwd(),
     stdinIsTTY: process.stdin.isTTY === true,
+    releaseInput: () => process.stdin.destroy(),
+    // Ctrl-C, and the ends systemd, docker stop and timeout send (SIGTERM) or a closed terminal (SIGHUP).
     onInterrupt: (handler) => {
-      process.on('SIGINT', handler);
-      return () => process.off('SIGINT', handler);
+      for (const signal of STOP_SIGNALS) process.on(signal, handler);
+      return () => {
+        for (const signal of STOP_SIGNALS) process.off(signal, handler);
+      };
     },
   });
 }

@@ -1,34 +1,64 @@
 /** `kcid telemetry`: the KIP-714 conversations of the captures, their pushes decoded. */
-import { captureStartUs, filterReport, parseApis } from '../analysis/filters.js';
+import { captureStartUs, filterReport } from '../analysis/filters.js';
 import { analyzeAll } from '../analysis/parallel.js';
-import { buildReport } from '../analysis/report.js';
-import { applyConfig, captureOptions, checkInputs, clockFor, parseFilters, parseJobs, severities, styleFor, tableWidth, type CommonCliOptions, type GivenOnCli } from './commands.js';
+import { buildReport, type SeveritySetting } from '../analysis/report.js';
+import type { TimeFormat } from '../report/clock.js';
 import { EXIT_CLEAN, type Io } from './io.js';
 import { Out } from './output.js';
+import { captureOptions, checkInputs, filterPlan, parseJobs, planTimeFormat, severities, withConfig, type CapturePlan, type CommonCliOptions, type ConfigCliOptions, type FilterPlan, type PlanContext } from './plan.js';
 import { Progress } from './progress.js';
+import { checkDistinctFiles, checkWindowAt, clockFor, readyCapture, styleFor, tableWidth } from './wiring.js';
 
-export interface TelemetryCliOptions extends CommonCliOptions {
+export interface TelemetryCliOptions extends CommonCliOptions, ConfigCliOptions {
   format: string;
-  timeFormat?: string;
-  rule?: string[];
-  config?: string;
   output?: string;
 }
 
-export async function telemetryCommand(captures: string[], o: TelemetryCliOptions, io: Io, given: GivenOnCli): Promise<number> {
-  const config = applyConfig(o, given, io);
+export interface TelemetryPlan {
+  captures: string[];
+  capture: CapturePlan;
+  jobs: number;
+  format: 'table' | 'json';
+  output?: string;
+  severities: Map<string, SeveritySetting>;
+  filters: FilterPlan;
+  timeFormat: TimeFormat;
+  quiet: boolean;
+}
+
+export function planTelemetry(captures: string[], options: TelemetryCliOptions, ctx: PlanContext): TelemetryPlan {
+  const o = withConfig(options, ctx);
   checkInputs(captures, 'capture');
-  const filters = parseFilters(o);
-  if (o.api !== undefined) parseApis(o.api);
-  const progress = Progress.forStream(io.stderr, o.quiet === true);
-  const opts = { ...captureOptions(o, progress), decodeTelemetry: true };
+  const filters = filterPlan(o);
+  const capture = { ...captureOptions(o), decodeTelemetry: true };
+  const format = o.format as TelemetryPlan['format'];
+  return {
+    captures,
+    capture,
+    jobs: parseJobs(o.jobs, ctx.cores, captures.length),
+    format,
+    ...(o.output === undefined ? {} : { output: o.output }),
+    severities: severities(ctx.config, o),
+    filters,
+    timeFormat: planTimeFormat(o, ctx.env, format === 'table'),
+    quiet: o.quiet === true,
+  };
+}
+
+export async function runTelemetry(plan: TelemetryPlan, io: Io): Promise<number> {
+  const { captures } = plan;
+  checkDistinctFiles(captures, 'capture');
+  const progress = Progress.forStream(io.stderr, plan.quiet);
+  const opts = readyCapture(plan.capture, progress, plan.filters);
   progress?.start(captures.length === 1 ? captures[0]! : `${captures.length} captures`);
-  const summary = await analyzeAll(captures, opts, parseJobs(o.jobs));
+  const summary = await analyzeAll(captures, opts, plan.jobs);
   progress?.done();
-  const report = filterReport(buildReport(summary, { severities: severities(config, o) }), filters);
-  const out = new Out(io.stdout, o.output);
+  const built = buildReport(summary, { severities: plan.severities });
+  checkWindowAt(plan.filters, captureStartUs(built));
+  const report = filterReport(built, plan.filters.filters);
+  const out = new Out(io.stdout, plan.output);
   const { renderTelemetryJson, renderTelemetryTable } = await import('../report/telemetry.js');
-  out.write(o.format === 'json' ? renderTelemetryJson(report) : renderTelemetryTable(report, await styleFor(out, io), tableWidth(out), clockFor(o, captureStartUs(report), io)));
+  out.write(plan.format === 'json' ? renderTelemetryJson(report) : renderTelemetryTable(report, await styleFor(out, io), tableWidth(out), clockFor(plan.timeFormat, captureStartUs(report), io)));
   out.close();
   return EXIT_CLEAN;
 }

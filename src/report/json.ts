@@ -93,6 +93,7 @@ export function reportJson(report: Report): Record<string, unknown> {
       findings: { ...report.counts.findings },
       ...(report.suppressed === undefined ? {} : { suppressed: report.suppressed }),
       ...(report.notListed === undefined ? {} : { notListed: { ...report.notListed } }),
+      ...(report.config === undefined ? {} : { config: report.config }),
     },
     instances: report.instances.map((inst) => ({
       clientInstanceId: inst.clientInstanceId,

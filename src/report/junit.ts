@@ -103,6 +103,7 @@ export function renderJunit(report: Report, opts: { failOn?: Severity | 'none' }
   }
   const properties = report.inputs.map((i) => `      <property name="capture" value="${attr(sanitize(i.file))}"/>`);
   if (report.suppressed !== undefined) properties.push(`      <property name="suppressed" value="${report.suppressed}"/>`);
+  if (report.config !== undefined) properties.push(`      <property name="config" value="${attr(sanitize(report.config))}"/>`);
   const counts = `tests="${ids.length}" failures="${failures}" errors="0"`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',

@@ -141,6 +141,7 @@ export function renderMarkdown(report: Report, opts: MarkdownOptions = {}): stri
     '',
     plain(summaryLine(report)),
     '',
+    ...(report.config === undefined ? [] : [`Rule settings from ${code(sanitize(report.config))}.`, '']),
     ...capturesSection(report),
     ...(notes.length === 0 ? [] : [...notes, '']),
     ...SEVERITIES.flatMap((s) => findingsSection(report, s)),

@@ -110,7 +110,9 @@ export function writeSarif(
         ...(overrides.length === 0 ? {} : { invocations: [{ executionSuccessful: true, ruleConfigurationOverrides: overrides }] }),
         artifacts: report.inputs.map((i) => ({ location: artifactLocation(i.file, null) })),
         results,
-        ...(baseline ? { properties: { suppressed: report.suppressed } } : {}),
+        ...(baseline || report.config !== undefined
+          ? { properties: { ...(baseline ? { suppressed: report.suppressed } : {}), ...(report.config === undefined ? {} : { config: report.config }) } }
+          : {}),
       },
     ],
   };

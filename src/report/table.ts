@@ -400,5 +400,6 @@ export function renderTable(report: Report, style: Style, width = 200, clock: Cl
   for (const input of report.inputs) for (const note of input.notes) parts.push(style.dim(fit(`capture note: ${sanitize(input.file)}: ${sanitize(note)}`)));
   parts.push('', style.bold('Client instances'), renderInstances(report, style, width, clock), '', style.bold('Findings'), renderFindings(report, style, width));
   if (report.findings.some((f) => f.frame !== null)) parts.push(style.dim(fit(`A finding's message, field by field with its bytes: kcid show CAPTURE FRAME${report.inputs.length > 1 ? ' (input:frame as the frame column shows it)' : ''}`)));
+  if (report.config !== undefined) parts.push('', style.dim(`config: ${sanitize(report.config)}`));
   return `${parts.join('\n')}\n`;
 }

@@ -325,7 +325,7 @@ export function renderHtml(report: Report, opts: HtmlOptions = {}): string {
     section('instances', 'Client instances', instancesSection(report)),
     section('connections', 'Connections', connectionsSection(report)),
     section('telemetry', 'Telemetry per instance', telemetrySection(report)),
-    `<footer><p class="note">Made by kcid${opts.version === undefined ? '' : ` ${esc(opts.version)}`}. Times are UTC. The page needs no network; its script only sorts, filters and shows tooltips.</p></footer>`,
+    `<footer><p class="note">Made by kcid${opts.version === undefined ? '' : ` ${esc(opts.version)}`}${report.config === undefined ? '' : `, rule settings from ${esc(report.config)}`}. Times are UTC. The page needs no network; its script only sorts, filters and shows tooltips.</p></footer>`,
     '<div id="tip" role="tooltip"></div>',
     `<script>${SCRIPT}</script>`,
     '</body>',
