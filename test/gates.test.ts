@@ -93,12 +93,14 @@ describe('--follow ends on SIGTERM and SIGHUP as on Ctrl-C', () => {
     const exited = new Promise<[number | null, string | null]>((r) => child.on('exit', (code, sig) => r([code, sig])));
     // Past the payments-api violations (frame 45 ends near byte 6,000); the input stays open.
     child.stdin.write(MIX_BYTES.subarray(0, 7500));
-    for (let waited = 0; !out.includes('\n') && waited < 20_000; waited += 50) await sleep(50);
+    for (let waited = 0; !out.includes('client-id-after-first') && waited < 20_000; waited += 50) await sleep(50);
     child.kill(signal);
     const [code, killedBy] = await exited;
     child.stdin.destroy();
     expect([code, killedBy, stderr]).toEqual([1, null, '']);
-    expect(out.split('\n')[0]).toMatch(/^2025-12-01T00:00:00\.004Z {2}error {2}client-id-after-first {2}frame 42 /);
+    // Findings come as their evidence is complete: the telemetry push of frame 17 first, the ClientId of frame 42 later.
+    expect(out.split('\n')[0]).toMatch(/^2025-12-01T00:00:00\.001Z {2}warning {2}telemetry-push-too-soon {2}frame 17 /);
+    expect(out).toMatch(/\n2025-12-01T00:00:00\.004Z {2}error {2}client-id-after-first {2}frame 42 /);
     expect(out).toMatch(/\n1 capture, \d+ packets, \d+ Kafka connections/);
   }, 30_000);
 });

@@ -8,7 +8,7 @@
  * a Fetch response may end with a partial batch, which is not an error of the message.
  */
 import { crc32c } from './crc32c.js';
-import { hexOf, type Cursor, type ShowNode } from './walk.js';
+import { hexOf, type Cursor, type ShowNode } from './cursor.js';
 
 const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
 /** Records of one batch listed at most; the rest are one node. */
