@@ -1,0 +1,122 @@
+/**
+ * Work budgets of the telemetry decoders (issue 26): hostile frames built byte by byte
+ * (test/telemetry/hostile.ts) are refused quickly with their reason; real encoders' output
+ * (libzstd as @bokuweb/zstd-wasm, lz4js, the lz4 command line's frame) decodes exactly.
+ */
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import lz4js from 'lz4js';
+import { readTelemetryPayload } from '../src/telemetry/index.js';
+import { decompress } from '../src/telemetry/codecs.js';
+import { lz4HugeContentSize, zstdSequenceBomb } from './telemetry/hostile.js';
+
+const require = createRequire(import.meta.url);
+const zstd = require('@bokuweb/zstd-wasm') as { init(): Promise<void>; compress(b: Uint8Array, level?: number): Uint8Array };
+
+const LIMIT = 16 * 1024 * 1024;
+
+/** Text that compresses like metrics: names repeated with numbers, from a fixed linear congruential sequence. */
+function sample(bytes: number, seed: number): Uint8Array {
+  const out = Buffer.alloc(bytes);
+  let x = seed;
+  for (let i = 0; i < bytes; ) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    const word = (x >>> 16) % 7 === 0 ? `${x % 100000} ` : ['org.apache.kafka.', 'producer.', 'node.', 'request.', 'latency ', 'avg '][(x >>> 8) % 6]!;
+    i += out.write(word, i, 'latin1');
+  }
+  return out;
+}
+
+function elapsedMs(f: () => unknown): [unknown, number] {
+  const t = performance.now();
+  const r = f();
+  return [r, performance.now() - t];
+}
+
+describe('zstd: work bounded with the output', () => {
+  it('decodes what libzstd writes, at levels 1, 3 and 19, small and multi-block, random and repetitive', async () => {
+    await zstd.init();
+    for (const size of [0, 1, 100, 5_000, 200_000, 1_100_000]) {
+      for (const level of [1, 3, 19]) {
+        const raw = sample(size, size + level);
+        const z = zstd.compress(raw, level);
+        expect(Buffer.from(decompress(4, z, LIMIT)).equals(Buffer.from(raw)), `${size} bytes at level ${level}`).toBe(true);
+      }
+    }
+    const noise = Buffer.alloc(300_000);
+    for (let i = 0, x = 7; i < noise.length; i++) noise[i] = (x = (x * 1103515245 + 12345) >>> 0) >>> 24;
+    expect(Buffer.from(decompress(4, zstd.compress(noise, 3), LIMIT)).equals(noise)).toBe(true);
+  });
+
+  it('10,000 and 40,000 sequences of 65 KB matches in a 28-byte frame: refused at once, where fzstd took 4.4 s and minutes', () => {
+    for (const n of [10_000, 40_000]) {
+      const bomb = zstdSequenceBomb(1, n, 52);
+      expect(bomb.length).toBeLessThan(40);
+      const [r, ms] = elapsedMs(() => readTelemetryPayload(4, bomb, LIMIT));
+      expect(r).toEqual({ ok: false, kind: 'invalid', message: 'zstd: sequence bit stream read past its start' });
+      expect(ms).toBeLessThan(500);
+    }
+  });
+
+  it('200 blocks of 98,047 sequences that read no bits (2.4 KB): the first block past its 128 KiB is refused', () => {
+    const bomb = zstdSequenceBomb(200, 98_047, 31);
+    expect(bomb.length).toBe(2417);
+    const [r, ms] = elapsedMs(() => readTelemetryPayload(4, bomb, LIMIT));
+    expect(r).toEqual({ ok: false, kind: 'invalid', message: "zstd: a block's sequences produce more than its maximum (131072 bytes)" });
+    expect(ms).toBeLessThan(500);
+  });
+
+  it('a Huffman weight table whose FSE states read no bits ends (fzstd loops forever on it)', () => {
+    // Compressed block: literals type 2 (compressed), 4 streams, sizes format 1; regenerated 16, compressed 8.
+    // Huffman header byte 4 (FSE-compressed weights, 4 bytes): accuracy 5, one symbol with all 32 states.
+    const frame = Uint8Array.from([
+      0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38, // magic, FHD, window 128 KiB
+      (16 << 3) | (2 << 1) | 1, 0, 0, // last compressed block of 16 bytes
+      0x06, 0x01, 0x02, // literals header: type 2, size format 1, regenerated 16, compressed 8
+      0x04, // Huffman header: 4 bytes of FSE-compressed weights
+      0x00, 0xfe, 0x7f, 0x80, // FSE description (accuracy 5, symbol 0 of probability 32) and a marker byte
+      0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ]);
+    const [r, ms] = elapsedMs(() => readTelemetryPayload(4, frame, LIMIT));
+    expect(r).toMatchObject({ ok: false, kind: 'invalid' });
+    expect(ms).toBeLessThan(500);
+  });
+});
+
+describe('lz4: sizes read unsigned, blocks within their maximum', () => {
+  it('decodes what lz4js writes, and a frame of the lz4 command line (content size, checksums)', () => {
+    for (const size of [0, 1, 1000, 70_000, 700_000]) {
+      const raw = sample(size, size);
+      expect(Buffer.from(decompress(3, lz4js.compress(raw), LIMIT)).equals(Buffer.from(raw)), `${size} bytes`).toBe(true);
+    }
+    // The file 'kafka kafka kafka kafka telemetry' through `lz4 -9 --content-size -BD --frame-crc` (lz4 1.9.4), as hex: 33-byte content size, linked blocks, content checksum
+    const cli = Buffer.from(LZ4_CLI, 'hex');
+    expect(Buffer.from(decompress(3, cli, LIMIT)).toString('latin1')).toBe('kafka kafka kafka kafka telemetry');
+  });
+
+  it('a content size with its top bit set is too large, not a RangeError', () => {
+    expect(readTelemetryPayload(3, lz4HugeContentSize(), LIMIT)).toEqual({
+      ok: false,
+      kind: 'too-large',
+      message: `an LZ4 frame declaring 9223372036854775809 bytes exceeds --max-telemetry-bytes (${LIMIT} bytes)`,
+    });
+  });
+
+  it('a compressed block declaring 2 GiB of a 12-byte frame is refused by the block maximum (lz4js looped through it)', () => {
+    const frame = Uint8Array.from([0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x00, 0xff, 0xff, 0xff, 0x7f, 0x10]);
+    const [r, ms] = elapsedMs(() => readTelemetryPayload(3, frame, LIMIT));
+    expect(r).toEqual({ ok: false, kind: 'invalid', message: "lz4: a block of 2147483647 bytes is larger than the frame's maximum (65536)" });
+    expect(ms).toBeLessThan(500);
+  });
+
+  it('a match reaching before the frame, a block producing more than its maximum', () => {
+    // Block: token 0x10 (1 literal, match 4), literal 'a', offset 2: reaches before the frame.
+    const early = Uint8Array.from([0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x00, 4, 0, 0, 0, 0x10, 0x61, 0x02, 0x00, 0, 0, 0, 0]);
+    expect(readTelemetryPayload(3, early, LIMIT)).toEqual({ ok: false, kind: 'invalid', message: "lz4: match offset 2 reaches before the frame's start" });
+    // Block: token 0x1f (1 literal, match 15 + extensions), literal 'a', offset 1, then 255 x 300 + 0: a 76 KB run in a 64 KiB block.
+    const long = Uint8Array.from([0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x00, 0x31, 0x01, 0, 0, 0x1f, 0x61, 0x01, 0x00, ...new Array<number>(300).fill(0xff), 0x00, 0, 0, 0, 0]);
+    expect(readTelemetryPayload(3, long, LIMIT)).toEqual({ ok: false, kind: 'invalid', message: "lz4: a block decompresses past the frame's block size (65536)" });
+  });
+});
+
+const LZ4_CLI = '04224d186c402100000000000000d1130000006e6b61666b612006009074656c656d65747279000000000c514a1d';
