@@ -120,3 +120,61 @@ describe('lz4: sizes read unsigned, blocks within their maximum', () => {
 });
 
 const LZ4_CLI = '04224d186c402100000000000000d1130000006e6b61666b612006009074656c656d65747279000000000c514a1d';
+
+/** Protobuf by hand (field numbers of opentelemetry-proto's metrics.proto): MetricsData { ResourceMetrics { ScopeMetrics { Metric { name, gauge {} } x n } } }. */
+function manyGauges(names: string[]): Uint8Array {
+  const ld = (field: number, body: Buffer) => Buffer.concat([Buffer.from([(field << 3) | 2]), uvarint(body.length), body]);
+  const metrics = names.map((name) => ld(2, Buffer.concat([ld(1, Buffer.from(name)), ld(5, Buffer.alloc(0))])));
+  return ld(1, ld(2, Buffer.concat(metrics)));
+}
+function uvarint(n: number): Buffer {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return Buffer.from(out);
+}
+
+describe('memory follows what is reported: what a push keeps is capped, with the count of what was left out', () => {
+  it('10,000 metrics in a push: all counted, 1,000 listed; 200 metrics of 1,000-character names: 65 listed (64 KiB of names)', () => {
+    const r = readTelemetryPayload(0, manyGauges(Array.from({ length: 10_000 }, (_, i) => `m.${i}`)), LIMIT);
+    if (!r.ok) throw new Error(r.message);
+    expect([r.metrics.metricCount, r.metrics.metrics.length, r.metrics.metrics.at(-1)!.name]).toEqual([10_000, 1_000, 'm.999']);
+    const long = readTelemetryPayload(0, manyGauges(Array.from({ length: 200 }, (_, i) => `${i}`.padStart(1000, 'x'))), LIMIT);
+    if (!long.ok) throw new Error(long.message);
+    expect([long.metrics.metricCount, long.metrics.metrics.length]).toEqual([200, 65]);
+  });
+
+  it('kcid telemetry --format json: 40 pushes of 10,000 metrics are written a push at a time, each push saying how many metrics it does not list', async () => {
+    const { Scenario } = await import('./builder/scenario.js');
+    const { TelemetryClient } = await import('./telemetry/client.js');
+    const { analyzeFiles } = await import('./helpers.js');
+    const { writeTelemetryJson } = await import('../src/report/telemetry.js');
+    const s = new Scenario();
+    const t = new TelemetryClient(s);
+    t.subscribe();
+    const metrics = manyGauges(Array.from({ length: 10_000 }, (_, i) => `org.apache.kafka.m${i}`));
+    for (let i = 0; i < 40; i++) {
+      s.wait(1);
+      await t.push({ compressionType: 0, metrics });
+    }
+    const report = await analyzeFiles([s.file('many-metrics.pcap')], { decodeTelemetry: true });
+    let pieces = 0;
+    let largest = 0;
+    let text = '';
+    writeTelemetryJson(report, (piece) => {
+      pieces++;
+      largest = Math.max(largest, piece.length);
+      text += piece;
+    });
+    const doc = JSON.parse(text) as { instances: { pushes: { metrics: number; metricsNotListed?: number; metricList: unknown[] }[] }[] };
+    const pushes = doc.instances[0]!.pushes;
+    expect(pushes.length).toBe(40);
+    expect(pushes.map((p) => [p.metrics, p.metricList.length, p.metricsNotListed]).filter(([a, b, c]) => a !== 10_000 || b !== 1_000 || c !== 9_000)).toEqual([]);
+    // No piece holds more than one push: the document is never one string in kcid.
+    expect(pieces).toBeGreaterThan(40);
+    expect(largest).toBeLessThan(text.length / 39);
+  }, 60_000);
+});

@@ -27,8 +27,10 @@ export async function telemetryCommand(captures: string[], o: TelemetryCliOption
   progress?.done();
   const report = filterReport(buildReport(summary, { severities: severities(config, o) }), filters);
   const out = new Out(io.stdout, o.output);
-  const { renderTelemetryJson, renderTelemetryTable } = await import('../report/telemetry.js');
-  out.write(o.format === 'json' ? renderTelemetryJson(report) : renderTelemetryTable(report, await styleFor(out, io), tableWidth(out), clockFor(o, captureStartUs(report), io)));
+  const { writeTelemetryJson, renderTelemetryTable } = await import('../report/telemetry.js');
+  // JSON is written in pieces as it is made (a capture's pushes may be more than one string holds).
+  if (o.format === 'json') writeTelemetryJson(report, (s) => out.write(s));
+  else out.write(renderTelemetryTable(report, await styleFor(out, io), tableWidth(out), clockFor(o, captureStartUs(report), io)));
   out.close();
   return EXIT_CLEAN;
 }
