@@ -178,3 +178,36 @@ describe('memory follows what is reported: what a push keeps is capped, with the
     expect(largest).toBeLessThan(text.length / 39);
   }, 60_000);
 });
+
+describe('a live --follow run fed decoder bombs stays responsive', () => {
+  it('20 pushes of 40,000-sequence zstd bombs: Ctrl-C ends the run at once, every push judged telemetry-payload-invalid', async () => {
+    const { spawn } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    const { Scenario } = await import('./builder/scenario.js');
+    const { TelemetryClient } = await import('./telemetry/client.js');
+    const s = new Scenario();
+    const t = new TelemetryClient(s);
+    t.subscribe({ acceptedCompressionTypes: [4] });
+    for (let i = 0; i < 20; i++) {
+      s.wait(1);
+      await t.push({ compressionType: 4, blob: zstdSequenceBomb(1, 40_000, 52) });
+    }
+    const bytes = readFileSync(s.file('bombs.pcap'));
+    const child = spawn(process.execPath, ['bin/kcid', 'analyze', '-', '--follow', '--format', 'ndjson'], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.stdin.write(bytes); // and the input stays open: a live capture
+    // The pushes are judged when the run ends: Ctrl-C once kcid has read them (its progress is not
+    // shown on a pipe, so after a wait), and the run must end with every push judged, promptly.
+    await new Promise((r) => setTimeout(r, 2500));
+    child.kill('SIGINT');
+    const t0 = Date.now();
+    await exited;
+    const ms = Date.now() - t0;
+    child.stdin.destroy();
+    const invalid = out.split('\n').filter((l) => l.includes('"telemetry-payload-invalid"') && l.includes('zstd: sequence bit stream read past its start'));
+    expect(invalid.length).toBe(20);
+    expect(ms).toBeLessThan(5000);
+  }, 40_000);
+});
