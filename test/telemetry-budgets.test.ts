@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import lz4js from 'lz4js';
+import snappy from 'snappyjs';
 import { readTelemetryPayload } from '../src/telemetry/index.js';
 import { decompress } from '../src/telemetry/codecs.js';
 import { lz4HugeContentSize, zstdSequenceBomb } from './telemetry/hostile.js';
@@ -79,6 +80,28 @@ describe('zstd: work bounded with the output', () => {
     const [r, ms] = elapsedMs(() => readTelemetryPayload(4, frame, LIMIT));
     expect(r).toEqual({ ok: false, kind: 'invalid', message: 'zstd: more than 255 Huffman weights' });
     expect(ms).toBeLessThan(500);
+  });
+});
+
+describe('snappy: a block produces what it declares, no more', () => {
+  it('decodes what snappyjs writes, raw and in xerial framing', () => {
+    for (const size of [0, 1, 100, 70_000, 700_000]) {
+      const raw = sample(size, size + 1);
+      expect(Buffer.from(decompress(2, snappy.compress(raw), LIMIT)).equals(Buffer.from(raw)), `${size} bytes`).toBe(true);
+    }
+  });
+
+  it('a block declaring 10 bytes with 300,000 copies after them is refused at the first that passes (snappyjs ran them all past its buffer and took the block)', () => {
+    // varint 10, a 1-byte literal "a" (tag 0x00), then copies with 1-byte offsets (tag 0x1d: length 11, offset 1).
+    const block = Buffer.concat([Buffer.from([0x0a, 0x00, 0x61]), Buffer.alloc(600_000, Buffer.from([0x1d, 0x01]))]);
+    const [r, ms] = elapsedMs(() => readTelemetryPayload(2, block, LIMIT));
+    expect(r).toEqual({ ok: false, kind: 'invalid', message: 'snappy: the block produces more than the 10 bytes it declares' });
+    expect(ms).toBeLessThan(500);
+  });
+
+  it('a copy before the block, a block holding less than it declares', () => {
+    expect(readTelemetryPayload(2, Uint8Array.from([0x05, 0x00, 0x61, 0x1d, 0x02]), LIMIT)).toEqual({ ok: false, kind: 'invalid', message: "snappy: copy offset 2 reaches before the block's start" });
+    expect(readTelemetryPayload(2, Uint8Array.from([0x05, 0x00, 0x61]), LIMIT)).toEqual({ ok: false, kind: 'invalid', message: 'snappy: the block declares 5 bytes and holds 1' });
   });
 });
 

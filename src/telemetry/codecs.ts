@@ -11,10 +11,10 @@
  * Decoders: node:zlib for gzip (its maxOutputLength stops inflating at the limit); zstd.ts, a
  * bounded decoder of kcid's own after fzstd's (Node 20's zlib has no zstd, and fzstd's work was
  * unbounded); lz4.ts, kcid's own (lz4js read sizes as signed numbers and looped on lies);
- * snappyjs, whose steps each consume input (its copies are at most 64 bytes for 2 bytes read).
+ * snappy.ts, kcid's own (snappyjs ran a block past what it declared, writing past its buffer).
  */
 import { gunzipSync } from 'node:zlib';
-import snappy from 'snappyjs';
+import { snappyBlock } from './snappy.js';
 import { PayloadError, tooLarge } from './payload-error.js';
 import { unlz4 } from './lz4.js';
 import { unzstd } from './zstd.js';
@@ -78,17 +78,6 @@ function unsnappy(blob: Uint8Array, limit: number): Uint8Array {
     at += n;
   }
   return concat(blocks, total);
-}
-
-function snappyBlock(block: Uint8Array, limit: number): Uint8Array {
-  try {
-    // snappyjs reads the block's declared length first and refuses one above maxLength before allocating.
-    return snappy.uncompress(block, limit);
-  } catch (e) {
-    const message = (e as Error).message;
-    if (/too big/.test(message)) throw tooLarge('snappy output', limit);
-    throw new PayloadError('invalid', `snappy: ${message}`);
-  }
 }
 
 function concat(parts: Uint8Array[], total: number): Uint8Array {

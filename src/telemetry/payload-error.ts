@@ -18,11 +18,13 @@ export const tooLarge = (what: string, limit: number) => new PayloadError('too-l
 export class Output {
   buf: Uint8Array;
   n = 0;
+  /** `initial`: the first buffer's size (at most 64 KiB and the limit). */
   constructor(
     readonly limit: number,
     readonly what: string,
+    initial = 64 * 1024,
   ) {
-    this.buf = new Uint8Array(Math.min(limit, 64 * 1024));
+    this.buf = new Uint8Array(Math.min(limit, initial, 64 * 1024));
   }
   /** Makes room for `k` more bytes; throws once the output would pass the limit. */
   room(k: number): void {
