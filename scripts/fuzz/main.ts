@@ -1,6 +1,7 @@
 /**
  * `npm run fuzz -- [--iterations N] [--seed S] [--from I] [--jobs J] [--budget-ms MS] [--no-save]`
  * `npm run fuzz -- flood [--connections N] [--mode M]` (see flood-main.ts)
+ * `npm run fuzz -- decoders [--target NAME] [--iterations N] ...` (see decoders-main.ts)
  *
  * Mutates the seed corpus (seeds.ts) into N cases and checks each in a pool of worker threads
  * (check.ts). A case that takes longer than the hard timeout is a hang: its worker is
@@ -13,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import type { CaseFailure } from './check.js';
 import { makeCase, saveRegression, signature, type FuzzCase } from './engine.js';
 import { flood } from './flood-main.js';
+import { decoders } from './decoders-main.js';
 import { loadSeeds } from './seeds.js';
 import type { CaseReply, CaseRequest } from './worker.js';
 
@@ -70,6 +72,7 @@ interface Slot {
 
 async function main(): Promise<number> {
   if (process.argv[2] === 'flood') return flood(process.argv.slice(3));
+  if (process.argv[2] === 'decoders') return decoders(process.argv.slice(3));
   const o = parseArgs(process.argv.slice(2));
   const seeds = loadSeeds(join(o.root, 'fixtures'));
   const regressions = join(o.root, 'test', 'regressions');

@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { CaptureError } from '../capture/types.js';
+import { KeyLog } from '../tls/keylog.js';
 import { analyzeInput, type AnalyzeOptions, type InputResult } from './run.js';
 import type { WorkerJob } from './worker.js';
 import type { CaptureSummary } from './types.js';
@@ -59,6 +60,10 @@ class Lane {
  */
 export async function analyzeAll(files: readonly string[], opts: AnalyzeOptions, jobs: number): Promise<CaptureSummary> {
   const results: InputResult[] = new Array(files.length);
+  // Key logs read once for every input and lane: workers get them as shared memory, not a copy each.
+  if (opts.tlsKeylogs !== undefined && opts.tlsKeylogs.length > 0 && opts.tlsKeyLog === undefined) {
+    opts = { ...opts, tlsKeyLog: KeyLog.readFiles(opts.tlsKeylogs, true).share() };
+  }
   if (files.length <= 1 || jobs <= 1 || files.includes('-')) {
     for (const [i, file] of files.entries()) results[i] = await analyzeInput(file, i, opts);
     return mergeResults(results);

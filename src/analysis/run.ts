@@ -22,8 +22,7 @@ import { captureTruncated, tlsKeylogUnmatched } from './rules/stream-rules.js';
 import type { ConnectionSummary, Finding, InputSummary, TelemetryEvent } from './types.js';
 import { toMicros } from '../base/time.js';
 import { SECRETS_TLS_KEY_LOG } from '../capture/types.js';
-import { KeyLog } from '../tls/keylog.js';
-import { readFileSync } from 'node:fs';
+import { KeyLog, type SharedKeyLog } from '../tls/keylog.js';
 import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
 import { activateProtocol, type Kip1313Revision } from '../kafka/protocol.js';
 
@@ -66,6 +65,8 @@ export interface AnalyzeOptions {
   activity?: boolean;
   /** NSS key log files for TLS connections (--tls-keylog), read by each analysis: secrets never travel in messages. */
   tlsKeylogs?: readonly string[];
+  /** The tlsKeylogs files already read (analyzeAll reads them once for every input and worker): used instead of reading them. */
+  tlsKeyLog?: SharedKeyLog;
   /**
    * An output shows the pushes' metrics (kcid telemetry, analyze --telemetry, clients --instance):
    * every push decoded, the decoder loaded up front. Otherwise {@link telemetry} says what is done.
@@ -140,8 +141,8 @@ export async function analyzeInput(
   // Both would keep their state in the connection's one observer slot; no command asks for both.
   if (activity !== null && observer !== undefined) throw new Error('activity is collected by a run without another request observer');
   if (activity !== null) observer = activity;
-  const tlsKeys = new KeyLog();
-  for (const path of opts.tlsKeylogs ?? []) tlsKeys.add(path, readFileSync(path, 'latin1'));
+  // The files read once per run (analyzeAll) and shared; read here only for a caller that did not.
+  const tlsKeys = opts.tlsKeyLog !== undefined ? KeyLog.fromShared(opts.tlsKeyLog) : KeyLog.readFiles(opts.tlsKeylogs ?? []);
   const mode = opts.decodeTelemetry === true ? 'all' : (opts.telemetry ?? 'rules');
   // protobufjs and the decompressors are evaluated only when pushes are decoded: up front when an
   // output shows them, else at the first push.

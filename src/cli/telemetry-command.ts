@@ -57,8 +57,10 @@ export async function runTelemetry(plan: TelemetryPlan, io: Io): Promise<number>
   checkWindowAt(plan.filters, captureStartUs(built));
   const report = filterReport(built, plan.filters.filters);
   const out = new Out(io.stdout, plan.output);
-  const { renderTelemetryJson, renderTelemetryTable } = await import('../report/telemetry.js');
-  out.write(plan.format === 'json' ? renderTelemetryJson(report) : renderTelemetryTable(report, await styleFor(out, io), tableWidth(out), clockFor(plan.timeFormat, captureStartUs(report), io)));
+  const { writeTelemetryJson, renderTelemetryTable } = await import('../report/telemetry.js');
+  // JSON is written in pieces as it is made (a capture's pushes may be more than one string holds).
+  if (plan.format === 'json') writeTelemetryJson(report, (s) => out.write(s));
+  else out.write(renderTelemetryTable(report, await styleFor(out, io), tableWidth(out), clockFor(plan.timeFormat, captureStartUs(report), io)));
   out.close();
   return EXIT_CLEAN;
 }

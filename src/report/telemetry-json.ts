@@ -6,7 +6,7 @@
 import type { TelemetryConversation } from '../analysis/telemetry-conversations.js';
 import type { TelemetryPushEvent, TelemetrySubscriptionEvent } from '../analysis/types.js';
 import { compressionName } from '../telemetry/names.js';
-import type { PushMetricsResult } from '../telemetry/index.js';
+import type { MetricsPayload, PushMetricsResult } from '../telemetry/index.js';
 import { isoMicros } from '../base/time.js';
 
 /** One metric over all the pushes of a conversation. */
@@ -86,7 +86,7 @@ function pushJson(p: TelemetryPushEvent, interval: number | null) {
     points: payload?.points ?? null,
     intervalMs: interval,
     errorCode: p.errorCode,
-    ...(payload === null ? {} : { resource: Object.fromEntries(payload.resource), scopes: payload.scopes, metricList: payload.metrics }),
+    ...(payload === null ? {} : { resource: Object.fromEntries(payload.resource), scopes: payload.scopes, metricList: payload.metrics, ...notListed(payload) }),
     ...(p.payloadError === null ? {} : { payloadError: p.payloadError.message }),
   };
 }
@@ -107,7 +107,13 @@ export function pushMetricsJson(compressionType: number, compressedBytes: number
     resource: Object.fromEntries(m.resource),
     scopes: m.scopes,
     metricList: m.metrics,
+    ...notListed(m),
   };
+}
+
+/** `metricsNotListed`, only for a push whose metrics were not all kept (MAX_METRICS, MAX_PUSH_TEXT): absent otherwise. */
+function notListed(m: MetricsPayload): { metricsNotListed?: number } {
+  return m.metricCount > m.metrics.length ? { metricsNotListed: m.metricCount - m.metrics.length } : {};
 }
 
 /** The same in a few words, for the table form of `kcid requests --bodies`: "zstd 538 -> 2,041 bytes, 14 metrics, 14 points". */

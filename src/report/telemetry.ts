@@ -12,7 +12,7 @@ import { errorLabel } from '../kafka/protocol.js';
 import { compressionName } from '../telemetry/names.js';
 import { sanitize } from '../base/sanitize.js';
 import { isoMicros } from '../base/time.js';
-import { safeJson } from '../base/json-text.js';
+import { writeJson } from '../base/json-text.js';
 import type { Style } from './style.js';
 import { fittedTable, inputLegendLines } from './table.js';
 import { makeClock, type Clock } from './clock.js';
@@ -27,7 +27,23 @@ function telemetryFindings(report: Report): Finding[] {
   return report.findings.filter((f) => f.apiKey !== null && TELEMETRY_API_KEYS.has(f.apiKey));
 }
 
+/**
+ * `kcid telemetry --format json`, written in pieces, never one string: down to each push, each
+ * subscription and each metric rollup of an instance (a push's text is at most MAX_METRICS
+ * metrics and MAX_PUSH_TEXT characters of names, telemetry/metrics.ts). Same bytes as one
+ * JSON.stringify of the document.
+ */
+export function writeTelemetryJson(report: Report, write: (s: string) => void): void {
+  writeJson(telemetryDoc(report), 2, write, 4);
+}
+
 export function renderTelemetryJson(report: Report): string {
+  const parts: string[] = [];
+  writeTelemetryJson(report, (s) => parts.push(s));
+  return parts.join('');
+}
+
+function telemetryDoc(report: Report) {
   const findings = telemetryFindings(report);
   const counts = { error: 0, warning: 0, info: 0 };
   for (const f of findings) counts[f.severity]++;
@@ -51,7 +67,7 @@ export function renderTelemetryJson(report: Report): string {
       input: f.input + 1,
     })),
   };
-  return `${safeJson(doc, 2)}\n`;
+  return doc;
 }
 
 

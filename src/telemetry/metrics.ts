@@ -30,14 +30,21 @@ export interface MetricsPayload {
   resource: [string, string][];
   /** Instrumentation scopes, "name version". */
   scopes: string[];
-  /** In wire order; at most MAX_METRICS kept (metricCount counts them all). */
+  /** In wire order; at most MAX_METRICS, and MAX_PUSH_TEXT characters of names and keys, kept (metricCount counts them all). */
   metrics: MetricInfo[];
   metricCount: number;
   points: number;
 }
 
-/** Metrics kept per push (a hostile payload may have millions of tiny ones; the count stays exact). */
-export const MAX_METRICS = 10_000;
+/**
+ * Metrics listed per push (a hostile payload may have millions of tiny ones; metricCount stays
+ * exact, and the JSON says how many were not listed). Real clients push 10 to 200.
+ */
+export const MAX_METRICS = 1_000;
+/** Characters of metric names and point attribute keys listed per push: past it, further metrics are counted, not listed. */
+export const MAX_PUSH_TEXT = 64 * 1024;
+/** Distinct names and keys shared between pushes (the same client pushes the same names every interval). */
+const MAX_INTERNED = 65_536;
 /** Characters kept of a metric name, an attribute key or value. */
 const MAX_TEXT = 1024;
 /** Resource attributes kept per push. */
@@ -116,6 +123,7 @@ export function decodeMetrics(bytes: Uint8Array, view: MetricsView = 'full'): Me
     throw new MetricsDecodeError(`OTLP MetricsData does not parse: ${(e as Error).message}`);
   }
   const out: MetricsPayload = { resource: [], scopes: [], metrics: [], metricCount: 0, points: 0 };
+  let listedText = 0;
   for (const rm of msg.resourceMetrics ?? []) {
     for (const kv of rm.resource?.attributes ?? []) {
       if (out.resource.length < MAX_RESOURCE_ATTRIBUTES) out.resource.push([text(kv.key ?? ''), valueText(kv.value)]);
@@ -129,7 +137,14 @@ export function decodeMetrics(bytes: Uint8Array, view: MetricsView = 'full'): Me
         const info = metricInfo(m);
         out.metricCount++;
         out.points += info.points;
-        if (out.metrics.length < MAX_METRICS) out.metrics.push(info);
+        if (out.metrics.length >= MAX_METRICS) continue;
+        let cost = info.name.length;
+        for (const a of info.attributes) cost += a.length;
+        if (listedText + cost > MAX_PUSH_TEXT) continue;
+        listedText += cost;
+        info.name = intern(info.name);
+        for (let i = 0; i < info.attributes.length; i++) info.attributes[i] = intern(info.attributes[i]!);
+        out.metrics.push(info);
       }
     }
   }
@@ -197,6 +212,16 @@ function valueText(v: AnyValueMsg | null | undefined): string {
     default:
       return '';
   }
+}
+
+const interned = new Map<string, string>();
+
+/** One string for every push that names the same metric or key (up to MAX_INTERNED of them). */
+function intern(s: string): string {
+  const known = interned.get(s);
+  if (known !== undefined) return known;
+  if (interned.size < MAX_INTERNED) interned.set(s, s);
+  return s;
 }
 
 function text(s: string): string {

@@ -3,7 +3,7 @@
  * the KIP-1313 overlay, names and error labels, and --kafka-specs from a folder, a jar built here, and
  * every bad path.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -233,5 +233,57 @@ describe('--kafka-specs', () => {
     broken.writeUInt32LE(0x7fffffff, broken.length - 6); // central directory offset far past the end
     writeFileSync(cut, broken);
     expect(loadError(cut)).toBe(`--kafka-specs ${cut}: not a readable jar (central directory outside the file)`);
+  });
+});
+
+describe('--kafka-specs that Kafka\'s generator would not accept are refused at load (issue 26 item 9)', () => {
+  /** ApiVersionsRequest v3+ with `fields` and `structs` as given; the header and response as above. */
+  const withFields = (name: string, fields: string, structs = '') =>
+    folder(name, {
+      'RequestHeader.json': HEADER('1-2'),
+      'ResponseHeader.json': RESPONSE_HEADER,
+      'ApiVersionsRequest.json': `{ "apiKey": 18, "type": "request", "name": "ApiVersionsRequest", "validVersions": "0-4", "flexibleVersions": "3+", "fields": [ ${fields} ]${structs ? `, "commonStructs": [ ${structs} ]` : ''} }`,
+      'ApiVersionsResponse.json': API_RESPONSE,
+    });
+
+  it('tags not contiguous from 0 (StructSpec: "the tag IDs are not contiguous"): eight tags near 2^31, one tag 1 without 0', () => {
+    const tagged = Array.from({ length: 8 }, (_, i) => `{ "name": "T${i}", "type": "int32", "versions": "3+", "taggedVersions": "3+", "tag": ${2147483640 + i} }`).join(', ');
+    const near = withFields('tags-2-31', tagged);
+    expect(loadError(near)).toBe(`--kafka-specs ${near}: ApiVersionsRequest: tags are not contiguous from 0 (2147483647 is used, 0 is not), as Kafka's generator requires`);
+    const gap = withFields('tags-gap', '{ "name": "A", "type": "int32", "versions": "3+", "taggedVersions": "3+", "tag": 1 }');
+    expect(loadError(gap)).toBe(`--kafka-specs ${gap}: ApiVersionsRequest: tags are not contiguous from 0 (1 is used, 0 is not), as Kafka's generator requires`);
+    const ok = withFields('tags-ok', '{ "name": "A", "type": "int32", "versions": "3+", "taggedVersions": "3+", "tag": 1 }, { "name": "B", "type": "int8", "versions": "3+", "taggedVersions": "3+", "tag": 0 }');
+    expect(loadSchemas(ok).apis.get(18)!.request.layouts.at(-1)!.fields.map((f) => f.tag)).toEqual([1, 0]);
+  });
+
+  it('versions beyond int16 or negative (Versions.parse: Short.parseShort, "Invalid version range")', () => {
+    const big = withFields('v-big', '{ "name": "A", "type": "int32", "versions": "32768+" }');
+    expect(loadError(big)).toBe(`--kafka-specs ${big}: ApiVersionsRequest.A.versions: bad version range "32768+"`);
+    const negative = withFields('v-neg', '{ "name": "A", "type": "int32", "versions": "-1+" }');
+    expect(loadError(negative)).toBe(`--kafka-specs ${negative}: ApiVersionsRequest.A.versions: bad version range "-1+"`);
+  });
+
+  it('a common struct that contains itself, or two that contain each other', () => {
+    const self = withFields('self', '{ "name": "Node", "type": "Tree", "versions": "0+" }', '{ "name": "Tree", "versions": "0+", "fields": [ { "name": "Kids", "type": "[]Tree", "versions": "0+" } ] }');
+    expect(loadError(self)).toBe(`--kafka-specs ${self}: ApiVersionsRequest.Tree.Kids: common struct Tree contains itself (Tree -> Tree)`);
+    const mutual = withFields(
+      'mutual',
+      '{ "name": "Start", "type": "A", "versions": "0+" }',
+      '{ "name": "A", "versions": "0+", "fields": [ { "name": "ToB", "type": "B", "versions": "0+" } ] }, { "name": "B", "versions": "0+", "fields": [ { "name": "ToA", "type": "[]A", "versions": "0+" } ] }',
+    );
+    expect(loadError(mutual)).toBe(`--kafka-specs ${mutual}: ApiVersionsRequest.B.ToA: common struct A contains itself (A -> B -> A)`);
+    // The same struct used twice (no cycle) still loads, as Kafka's own schemas do.
+    const twice = withFields('twice', '{ "name": "X", "type": "A", "versions": "0+" }, { "name": "Y", "type": "[]A", "versions": "0+" }', '{ "name": "A", "versions": "0+", "fields": [ { "name": "V", "type": "int8", "versions": "0+" } ] }');
+    expect(loadSchemas(twice).apis.get(18)!.request.layouts.at(-1)!.fields.map((f) => f.struct!.name)).toEqual(['A', 'A']);
+  });
+
+  it('symbolic links that loop: a file in the folder, and the folder itself', () => {
+    const dir = folder('loop', { 'RequestHeader.json': HEADER('1-2') });
+    symlinkSync(join(dir, 'B.json'), join(dir, 'A.json'));
+    symlinkSync(join(dir, 'A.json'), join(dir, 'B.json'));
+    expect(loadError(dir)).toBe(`--kafka-specs ${join(dir, 'A.json')}: symbolic links loop`);
+    const self = join(tmp, 'self-link');
+    symlinkSync(self, self);
+    expect(loadError(self)).toBe(`--kafka-specs ${self}: symbolic links loop`);
   });
 });

@@ -57,7 +57,7 @@ describe('every schema type, both encodings', () => {
       { name: 'Structs', type: '[]Inline', versions: '0+', fields: [{ name: 'X', type: 'int32', versions: '0+' }, { name: 'Deep', type: '[]Shared', versions: '0+' }] },
       { name: 'OnlyV1', type: 'string', versions: '1+' },
       { name: 'Tagged', type: 'uuid', versions: '1+', taggedVersions: '1+', tag: 0 },
-      { name: 'TaggedStruct', type: 'Shared', versions: '1+', taggedVersions: '1+', tag: 5 },
+      { name: 'TaggedStruct', type: 'Shared', versions: '1+', taggedVersions: '1+', tag: 1 },
       { name: 'ClassicString', type: 'string', versions: '0+', flexibleVersions: 'none' },
     ];
     const msg = (type: string) => ({

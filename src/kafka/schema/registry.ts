@@ -9,7 +9,7 @@
  * parsed at the first call of {@link builtinSchemas}, not when the module loads: `kcid --version`
  * never pays for it.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { basename, join } from 'node:path';
 import { API_KEY, GENERATED_SCHEMAS, GENERATED_SOURCE } from './generated.js';
 import {
@@ -52,6 +52,8 @@ function optVersions(text: unknown, where: string): VersionRange | null {
 class Resolver {
   private readonly common = new Map<string, RawStruct>();
   private readonly built = new Map<string, StructSchema>();
+  /** Common structs being built, outermost first. */
+  private readonly building: string[] = [];
 
   constructor(
     private readonly messageName: string,
@@ -74,6 +76,11 @@ class Resolver {
         tags.add(field.tag);
       }
       out.push(field);
+    }
+    // Kafka's generator (StructSpec) requires a struct's tags to be contiguous from 0, which also
+    // keeps every tag below the struct's number of fields: tags near 2^31 are refused here.
+    for (let i = 0; i < tags.size; i++) {
+      if (!tags.has(i)) throw new SchemaError(`${where}: tags are not contiguous from 0 (${Math.max(...tags)} is used, ${i} is not), as Kafka's generator requires`);
     }
     return out;
   }
@@ -136,11 +143,14 @@ class Resolver {
     if (done) return done;
     const common = this.common.get(name);
     if (!common) throw new SchemaError(`${where}: struct ${name} has no fields and is not a common struct of ${this.messageName}`);
-    // Placeholder first: a common struct that contains itself fails the depth check instead of looping.
-    const fields: FieldSchema[] = [];
-    const s: StructSchema = { name, fields };
+    // A struct that contains itself, directly or through others, would have no end on the wire
+    // (Kafka's generator cannot generate it either): refused with its chain.
+    const at = this.building.indexOf(name);
+    if (at >= 0) throw new SchemaError(`${where}: common struct ${name} contains itself (${[...this.building.slice(at), name].join(' -> ')})`);
+    this.building.push(name);
+    const s: StructSchema = { name, fields: this.fields(common.fields, `${this.messageName}.${name}`, depth + 1) };
+    this.building.pop();
     this.built.set(name, s);
-    fields.push(...this.fields(common.fields, `${this.messageName}.${name}`, depth + 1));
     return s;
   }
 }
@@ -352,28 +362,23 @@ const MAX_JAR_BYTES = 256 << 20;
  * SchemaError with a one-line message.
  */
 export function loadSchemas(path: string): ProtocolSchemas {
-  let st;
-  try {
-    st = statSync(path);
-  } catch {
-    throw new SchemaError(`--kafka-specs ${path}: no such file or folder`);
-  }
+  const st = statOf(path);
   const files: [string, string][] = [];
   if (st.isDirectory()) {
-    const names = readdirSync(path)
+    const names = readNames(path)
       .filter((n) => n.endsWith('.json'))
       .sort();
     if (names.length > MAX_SCHEMA_FILES) throw new SchemaError(`--kafka-specs ${path}: more than ${MAX_SCHEMA_FILES} JSON files`);
     for (const n of names) {
       const p = join(path, n);
-      const s = statSync(p);
+      const s = statOf(p);
       if (!s.isFile()) continue;
       if (s.size > MAX_SCHEMA_BYTES) throw new SchemaError(`--kafka-specs ${p}: larger than ${MAX_SCHEMA_BYTES} bytes`);
-      files.push([p, readFileSync(p, 'utf8')]);
+      files.push([p, readText(p)]);
     }
   } else if (st.isFile()) {
     if (st.size > MAX_JAR_BYTES) throw new SchemaError(`--kafka-specs ${path}: larger than ${MAX_JAR_BYTES >> 20} MiB`);
-    const entries = readZipEntries(readFileSync(path), `--kafka-specs ${path}`, (name) => /^common\/message\/[^/]+\.json$/.test(name), MAX_SCHEMA_BYTES, MAX_SCHEMA_FILES);
+    const entries = readZipEntries(readBytes(path), `--kafka-specs ${path}`, (name) => /^common\/message\/[^/]+\.json$/.test(name), MAX_SCHEMA_BYTES, MAX_SCHEMA_FILES);
     if (entries.length === 0) throw new SchemaError(`--kafka-specs ${path}: no common/message/*.json in this jar`);
     for (const e of entries) files.push([`${path}!${e.name}`, e.data.toString('utf8')]);
   } else {
@@ -391,6 +396,46 @@ export function loadSchemas(path: string): ProtocolSchemas {
   } catch (e) {
     if (e instanceof SchemaError) throw new SchemaError(`--kafka-specs ${path}: ${e.message}`);
     throw e;
+  }
+}
+
+/** What a file-system error says in one line: a loop of symbolic links, a missing or unreadable path. */
+function fsError(path: string, e: unknown): SchemaError {
+  const code = (e as NodeJS.ErrnoException).code;
+  const why =
+    code === 'ELOOP' ? 'symbolic links loop' : code === 'ENOENT' ? 'no such file or folder' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ENAMETOOLONG' ? 'name too long' : `cannot be read (${code ?? 'error'})`;
+  return new SchemaError(`--kafka-specs ${path}: ${why}`);
+}
+
+function statOf(path: string): Stats {
+  try {
+    return statSync(path);
+  } catch (e) {
+    throw fsError(path, e);
+  }
+}
+
+function readNames(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch (e) {
+    throw fsError(path, e);
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw fsError(path, e);
+  }
+}
+
+function readBytes(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw fsError(path, e);
   }
 }
 
