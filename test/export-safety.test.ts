@@ -264,3 +264,26 @@ describe('an export appears whole or not at all', () => {
     expect(readdirSync(lake).filter((n) => n.startsWith('.')).sort()).toEqual(names.slice(1).sort());
   });
 });
+
+describe('two exports into one lake', () => {
+  it('an export without --overwrite does not replace a capture another export put in place while it ran', async () => {
+    const dir = tmpDir();
+    const lake = join(dir, 'lake');
+    const input = fifo(join(dir, 'live.pcapng'));
+    const slow = start(['export', input, '--to', lake, '--name', 'x']);
+    const staging = () => (existsSync(lake) ? readdirSync(lake).filter((n) => n.startsWith('.kcid-staging.')) : []);
+    const w = openSync(input, 'w');
+    for (let i = 0; i < 200 && staging().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(staging().length).toBe(1);
+    // The other export of capture=x finishes first.
+    expect((await kcid(['export', MIX, '--to', lake, '--name', 'x'])).code).toBe(0);
+    const first = TABLES.map((t) => readFileSync(join(lake, t, 'capture=x', 'part-0.parquet')));
+    writeSync(w, readFileSync(OTHER));
+    closeSync(w);
+    const r = await slow.done;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`kcid: ${join(lake, 'requests', 'capture=x')} exists: that capture was exported before (--overwrite replaces it)\n`);
+    for (const [k, t] of TABLES.entries()) expect(readFileSync(join(lake, t, 'capture=x', 'part-0.parquet')).equals(first[k]!)).toBe(true);
+    expect(readdirSync(lake).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+});
