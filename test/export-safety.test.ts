@@ -287,3 +287,18 @@ describe('two exports into one lake', () => {
     expect(readdirSync(lake).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 });
+
+describe('-o never destroys an input', () => {
+  it.each([
+    ['analyze (table)', ['analyze', '--fail-on', 'none'], 'cannot write --output'],
+    ['requests --format parquet', ['requests', '--format', 'parquet'], 'cannot write'],
+  ])('%s -o onto the capture it reads is refused in one line, the capture kept', async (_name, args, prefix) => {
+    const dir = tmpDir();
+    const input = join(dir, 'in.pcapng');
+    writeFileSync(input, readFileSync(MIX));
+    const r = await kcid([args[0]!, input, ...args.slice(1), '-o', input]);
+    expect(r).toEqual({ code: 2, stdout: '', stderr: `kcid: ${prefix} ${input}: is an input (kcid does not write over what it reads)\n` });
+    expect(readFileSync(input).equals(readFileSync(MIX))).toBe(true);
+    expect(readdirSync(dir)).toEqual(['in.pcapng']);
+  });
+});
