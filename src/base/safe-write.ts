@@ -14,7 +14,7 @@
  * and DuckDB's globs skip.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, renameSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, renameSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
@@ -33,6 +33,25 @@ function refusal(st: Stats): string | null {
   if (st.isSocket()) return 'is a socket (kcid writes regular files, FIFOs and character devices)';
   return 'is not a regular file';
 }
+
+/** The regular files being read (device and inode): `-o` onto one of them is refused, not emptied. */
+const inputs: { dev: number; ino: number }[] = [];
+
+/** Marks the files a command reads, so that no output path (a hard link or another name included) writes over them. */
+export function markInputs(files: readonly string[]): void {
+  for (const f of files) {
+    if (f === '-') continue;
+    try {
+      const st = statSync(f);
+      if (st.isFile()) inputs.push({ dev: st.dev, ino: st.ino });
+    } catch {
+      // the reader says what is wrong with it
+    }
+  }
+}
+
+const INPUT = 'is an input (kcid does not write over what it reads)';
+const isInput = (st: Stats) => st.isFile() && inputs.some((i) => i.dev === st.dev && i.ino === st.ino);
 
 /** `lstat`, or null when nothing is there. */
 function lstatOrNull(path: string): Stats | null {
@@ -54,6 +73,7 @@ export function outputKind(path: string): 'missing' | 'regular' | 'stream' {
   if (st === null) return 'missing';
   const why = refusal(st);
   if (why !== null) throw new WriteRefused(why);
+  if (isInput(st)) throw new WriteRefused(INPUT);
   return st.isFile() ? 'regular' : 'stream';
 }
 
@@ -78,6 +98,7 @@ export function openOutput(path: string): number {
     const st = fstatSync(fd);
     const why = refusal(st);
     if (why !== null) throw new WriteRefused(why);
+    if (isInput(st)) throw new WriteRefused(INPUT);
     if (st.isFile()) ftruncateSync(fd, 0);
     return fd;
   } catch (e) {

@@ -2,6 +2,7 @@
  * The commands behind the options: analyze, requests, clients, merge. Each parses its options
  * with pure functions, runs the stages, renders, and returns the exit code.
  */
+import { markInputs } from '../base/safe-write.js';
 import { accessSync, constants, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { applyBaseline, parseBaseline, writeBaseline } from '../analysis/baseline.js';
 import {
@@ -147,6 +148,7 @@ function announceStdin(captures: readonly string[], io: Io): void {
 
 /** The same capture twice would count every request twice; '-' can be read once. */
 export function checkInputs(files: readonly string[], what: string): void {
+  markInputs(files);
   const seen = new Set<string>();
   for (const f of files) {
     if (seen.has(f)) throw new UsageError(f === '-' ? "'-' (stdin) can be given only once" : `${what} '${f}' is given twice`);
