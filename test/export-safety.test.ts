@@ -302,3 +302,15 @@ describe('-o never destroys an input', () => {
     expect(readdirSync(dir)).toEqual(['in.pcapng']);
   });
 });
+
+describe('-o /dev/stdout', () => {
+  it.each([
+    ['analyze (table)', ['analyze', MIX, '--fail-on', 'none'], (b: Buffer) => b.toString().includes('Kafka connections')],
+    ['requests --format parquet', ['requests', MIX, '--format', 'parquet'], isParquet],
+  ])('%s -o /dev/stdout (a link to the process\'s descriptor) writes to standard output', async (_name, args, check) => {
+    const r = spawnSync(KCID, [...args, '-o', '/dev/stdout'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(r.stderr.toString()).toBe('');
+    expect(r.status).toBe(0);
+    expect(check(r.stdout)).toBe(true);
+  });
+});
