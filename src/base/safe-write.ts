@@ -53,6 +53,13 @@ export function markInputs(files: readonly string[]): void {
 const INPUT = 'is an input (kcid does not write over what it reads)';
 const isInput = (st: Stats) => st.isFile() && inputs.some((i) => i.dev === st.dev && i.ino === st.ino);
 
+/**
+ * The names of the process's own descriptors (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`), links
+ * the system makes: followed, and written as a stream (whatever the descriptor is, the shell
+ * opened it), never replaced.
+ */
+const OWN_DESCRIPTOR = /^\/(dev\/(stdout|stderr|fd\/\d+)|proc\/self\/fd\/\d+)$/;
+
 /** `lstat`, or null when nothing is there. */
 function lstatOrNull(path: string): Stats | null {
   try {
@@ -69,6 +76,7 @@ function lstatOrNull(path: string): Stats | null {
  * for anything else, a symbolic link included.
  */
 export function outputKind(path: string): 'missing' | 'regular' | 'stream' {
+  if (OWN_DESCRIPTOR.test(path)) return 'stream';
   const st = lstatOrNull(path);
   if (st === null) return 'missing';
   const why = refusal(st);
@@ -85,6 +93,22 @@ export function outputKind(path: string): 'missing' | 'regular' | 'stream' {
  * EACCES, EISDIR...) or a {@link WriteRefused}.
  */
 export function openOutput(path: string): number {
+  if (OWN_DESCRIPTOR.test(path)) {
+    let own: number;
+    try {
+      own = openSync(path, O_WRONLY);
+    } catch (e) {
+      // A socket (a descriptor Node passed) cannot be reopened by name.
+      if ((e as NodeJS.ErrnoException).code === 'ENXIO') throw new WriteRefused('is a socket (leave out -o to write to standard output)');
+      throw e;
+    }
+    const st = fstatSync(own);
+    if (st.isDirectory() || isInput(st)) {
+      closeSync(own);
+      throw new WriteRefused(st.isDirectory() ? 'is a directory' : INPUT);
+    }
+    return own;
+  }
   let fd: number;
   try {
     fd = openSync(path, O_WRONLY | O_CREAT | O_NOFOLLOW, 0o666);
