@@ -315,3 +315,15 @@ describe('-o /dev/stdout', () => {
     expect(check(r.stdout)).toBe(true);
   });
 });
+
+describe('a long -o name', () => {
+  it('a 250-byte file name (under NAME_MAX) is written: its temporary name is shortened to fit', async () => {
+    const dir = tmpDir();
+    const out = join(dir, `${'é'.repeat(120)}.parquet`);
+    const r = await kcid(['requests', MIX, '--format', 'parquet', '-o', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(isParquet(readFileSync(out))).toBe(true);
+    expect(readdirSync(dir).length).toBe(1);
+  });
+});
