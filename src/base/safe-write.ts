@@ -141,7 +141,10 @@ export function createExclusive(path: string): number {
 
 /** A hidden temporary name next to `path`: `.NAME.PID.RANDOM.tmp`. */
 export function tempNameFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  // At most 200 bytes of the name, so that the temporary one stays under NAME_MAX (255) where the name fits.
+  const name = Buffer.from(basename(path));
+  const base = name.length > 200 ? name.subarray(0, 200).toString().replace(/\uFFFD$/, '') : basename(path);
+  return join(dirname(path), `.${base}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
 /** A temporary file next to `path`, created exclusively: its name and descriptor. */
