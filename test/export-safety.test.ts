@@ -264,3 +264,66 @@ describe('an export appears whole or not at all', () => {
     expect(readdirSync(lake).filter((n) => n.startsWith('.')).sort()).toEqual(names.slice(1).sort());
   });
 });
+
+describe('two exports into one lake', () => {
+  it('an export without --overwrite does not replace a capture another export put in place while it ran', async () => {
+    const dir = tmpDir();
+    const lake = join(dir, 'lake');
+    const input = fifo(join(dir, 'live.pcapng'));
+    const slow = start(['export', input, '--to', lake, '--name', 'x']);
+    const staging = () => (existsSync(lake) ? readdirSync(lake).filter((n) => n.startsWith('.kcid-staging.')) : []);
+    const w = openSync(input, 'w');
+    for (let i = 0; i < 200 && staging().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(staging().length).toBe(1);
+    // The other export of capture=x finishes first.
+    expect((await kcid(['export', MIX, '--to', lake, '--name', 'x'])).code).toBe(0);
+    const first = TABLES.map((t) => readFileSync(join(lake, t, 'capture=x', 'part-0.parquet')));
+    writeSync(w, readFileSync(OTHER));
+    closeSync(w);
+    const r = await slow.done;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`kcid: ${join(lake, 'requests', 'capture=x')} exists: that capture was exported before (--overwrite replaces it)\n`);
+    for (const [k, t] of TABLES.entries()) expect(readFileSync(join(lake, t, 'capture=x', 'part-0.parquet')).equals(first[k]!)).toBe(true);
+    expect(readdirSync(lake).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+});
+
+describe('-o never destroys an input', () => {
+  it.each([
+    ['analyze (table)', ['analyze', '--fail-on', 'none'], 'cannot write --output'],
+    ['requests --format parquet', ['requests', '--format', 'parquet'], 'cannot write'],
+  ])('%s -o onto the capture it reads is refused in one line, the capture kept', async (_name, args, prefix) => {
+    const dir = tmpDir();
+    const input = join(dir, 'in.pcapng');
+    writeFileSync(input, readFileSync(MIX));
+    const r = await kcid([args[0]!, input, ...args.slice(1), '-o', input]);
+    expect(r).toEqual({ code: 2, stdout: '', stderr: `kcid: ${prefix} ${input}: is an input (kcid does not write over what it reads)\n` });
+    expect(readFileSync(input).equals(readFileSync(MIX))).toBe(true);
+    expect(readdirSync(dir)).toEqual(['in.pcapng']);
+  });
+});
+
+describe('-o /dev/stdout', () => {
+  it.each([
+    ['analyze (table)', ['analyze', MIX, '--fail-on', 'none'], (b: Buffer) => b.toString().includes('Kafka connections')],
+    ['requests --format parquet', ['requests', MIX, '--format', 'parquet'], isParquet],
+  ])('%s -o /dev/stdout (a link to the process\'s descriptor) writes to standard output, a pipe', async (_name, args, check) => {
+    // Through the shell: standard output a pipe, as in `kcid ... -o /dev/stdout | next` (Node's own pipes are sockets, which /dev/stdout cannot reopen).
+    const r = spawnSync('sh', ['-c', '"$@" | cat', 'sh', KCID, ...args, '-o', '/dev/stdout'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(r.stderr.toString()).toBe('');
+    expect(r.status).toBe(0);
+    expect(check(r.stdout)).toBe(true);
+  });
+});
+
+describe('a long -o name', () => {
+  it('a 250-byte file name (under NAME_MAX) is written: its temporary name is shortened to fit', async () => {
+    const dir = tmpDir();
+    const out = join(dir, `${'é'.repeat(120)}.parquet`);
+    const r = await kcid(['requests', MIX, '--format', 'parquet', '-o', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(isParquet(readFileSync(out))).toBe(true);
+    expect(readdirSync(dir).length).toBe(1);
+  });
+});

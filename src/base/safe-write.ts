@@ -14,7 +14,7 @@
  * and DuckDB's globs skip.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, renameSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, renameSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
@@ -34,6 +34,32 @@ function refusal(st: Stats): string | null {
   return 'is not a regular file';
 }
 
+/** The regular files being read (device and inode): `-o` onto one of them is refused, not emptied. */
+const inputs: { dev: number; ino: number }[] = [];
+
+/** Marks the files a command reads, so that no output path (a hard link or another name included) writes over them. */
+export function markInputs(files: readonly string[]): void {
+  for (const f of files) {
+    if (f === '-') continue;
+    try {
+      const st = statSync(f);
+      if (st.isFile()) inputs.push({ dev: st.dev, ino: st.ino });
+    } catch {
+      // the reader says what is wrong with it
+    }
+  }
+}
+
+const INPUT = 'is an input (kcid does not write over what it reads)';
+const isInput = (st: Stats) => st.isFile() && inputs.some((i) => i.dev === st.dev && i.ino === st.ino);
+
+/**
+ * The names of the process's own descriptors (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`), links
+ * the system makes: followed, and written as a stream (whatever the descriptor is, the shell
+ * opened it), never replaced.
+ */
+const OWN_DESCRIPTOR = /^\/(dev\/(stdout|stderr|fd\/\d+)|proc\/self\/fd\/\d+)$/;
+
 /** `lstat`, or null when nothing is there. */
 function lstatOrNull(path: string): Stats | null {
   try {
@@ -50,10 +76,12 @@ function lstatOrNull(path: string): Stats | null {
  * for anything else, a symbolic link included.
  */
 export function outputKind(path: string): 'missing' | 'regular' | 'stream' {
+  if (OWN_DESCRIPTOR.test(path)) return 'stream';
   const st = lstatOrNull(path);
   if (st === null) return 'missing';
   const why = refusal(st);
   if (why !== null) throw new WriteRefused(why);
+  if (isInput(st)) throw new WriteRefused(INPUT);
   return st.isFile() ? 'regular' : 'stream';
 }
 
@@ -65,6 +93,22 @@ export function outputKind(path: string): 'missing' | 'regular' | 'stream' {
  * EACCES, EISDIR...) or a {@link WriteRefused}.
  */
 export function openOutput(path: string): number {
+  if (OWN_DESCRIPTOR.test(path)) {
+    let own: number;
+    try {
+      own = openSync(path, O_WRONLY);
+    } catch (e) {
+      // A socket (a descriptor Node passed) cannot be reopened by name.
+      if ((e as NodeJS.ErrnoException).code === 'ENXIO') throw new WriteRefused('is a socket (leave out -o to write to standard output)');
+      throw e;
+    }
+    const st = fstatSync(own);
+    if (st.isDirectory() || isInput(st)) {
+      closeSync(own);
+      throw new WriteRefused(st.isDirectory() ? 'is a directory' : INPUT);
+    }
+    return own;
+  }
   let fd: number;
   try {
     fd = openSync(path, O_WRONLY | O_CREAT | O_NOFOLLOW, 0o666);
@@ -78,6 +122,7 @@ export function openOutput(path: string): number {
     const st = fstatSync(fd);
     const why = refusal(st);
     if (why !== null) throw new WriteRefused(why);
+    if (isInput(st)) throw new WriteRefused(INPUT);
     if (st.isFile()) ftruncateSync(fd, 0);
     return fd;
   } catch (e) {
@@ -96,7 +141,10 @@ export function createExclusive(path: string): number {
 
 /** A hidden temporary name next to `path`: `.NAME.PID.RANDOM.tmp`. */
 export function tempNameFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  // At most 200 bytes of the name, so that the temporary one stays under NAME_MAX (255) where the name fits.
+  const name = Buffer.from(basename(path));
+  const base = name.length > 200 ? name.subarray(0, 200).toString().replace(/\uFFFD$/, '') : basename(path);
+  return join(dirname(path), `.${base}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
 /** A temporary file next to `path`, created exclusively: its name and descriptor. */

@@ -3,6 +3,7 @@
  * analysis options a run adds to its plan, the empty-filter gate, and where output goes (clock,
  * width, colours).
  */
+import { markInputs } from '../base/safe-write.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolveBound } from '../analysis/filters.js';
 import { hasFilters, parseApis } from '../analysis/filters.js';
@@ -87,6 +88,8 @@ export function checkWindowAt(f: FilterPlan, startUs: number | null): void {
  * A path that cannot be read is left for the reader to report.
  */
 export function checkDistinctFiles(files: readonly string[], what: string): void {
+  // No output path (a hard link or another name included) may write over an input (safe-write.ts).
+  markInputs(files);
   const seen = new Map<string, string>();
   for (const f of files) {
     if (f === '-') continue;

@@ -276,7 +276,12 @@ function makeStaging(dir: string): string {
  * (telemetry, when the capture has no pushes any more) loses its old file. If a rename fails,
  * what was moved is moved back and the old files restored.
  */
-function commit(staging: string, folders: readonly string[], written: readonly boolean[]): void {
+function commit(staging: string, folders: readonly string[], written: readonly boolean[], overwrite: boolean): void {
+  // Checked again now: another export may have put the capture in place while this one read.
+  if (!overwrite) {
+    const existing = folders.find(exported);
+    if (existing !== undefined) throw new ExportError(`${existing} exists: that capture was exported before (--overwrite replaces it)`);
+  }
   // The tables' folders first: a failure to make one moves nothing.
   for (const [k, folder] of folders.entries()) if (written[k]) makeFolder(dirname(folder));
   const undo: (() => void)[] = [];
@@ -290,6 +295,12 @@ function commit(staging: string, folders: readonly string[], written: readonly b
         continue;
       }
       const target = join(folder, PART);
+      // Without --overwrite, a file put there since the check above is not replaced (link fails on an existing name).
+      if (!overwrite) {
+        linkSync(join(staged, PART), target);
+        undo.push(() => rmSync(target, { force: true }));
+        continue;
+      }
       const backup = join(staging, `old-${TABLE_NAMES[k]}`);
       if (existsSync(target)) {
         linkSync(target, backup);
@@ -408,7 +419,7 @@ async function exportOne(
       telemetry: pushes.length,
     };
     for (const w of writers) w.close();
-    commit(staging, folders, written);
+    commit(staging, folders, written, o.overwrite);
     counts.requests = requests.written;
     o.onCapture?.(file, counts);
     return counts;
