@@ -80,8 +80,10 @@ describe('a KIP-714 client that follows the conversation', () => {
     await a1.push();
     two.wait(1.3 + 0.0008);
     await new TelemetryClient(two, '10.0.0.3:9092', '10.0.0.1:50001').push();
+    // Each capture written once: a finding's show command names its file.
+    const files = [one.file(), two.file()];
     const parts = await Promise.all(
-      [one, two].map(async (x, i) => tmpFile(`part${i}.json`, (await runKcid(['analyze', x.file(), '--telemetry', '--format', 'summary-json', '--fail-on', 'none'])).stdout)),
+      files.map(async (f, i) => tmpFile(`part${i}.json`, (await runKcid(['analyze', f, '--telemetry', '--format', 'summary-json', '--fail-on', 'none'])).stdout)),
     );
     const merged = JSON.parse((await runKcid(['merge', ...parts, '--format', 'json'])).stdout) as { findings: { rule: string; input: number; frame: number }[] };
     expect(merged.findings.filter((f) => TELEMETRY_RULE_IDS.has(f.rule)).map((f) => [f.rule, f.input, f.frame])).toEqual([
@@ -91,7 +93,7 @@ describe('a KIP-714 client that follows the conversation', () => {
     ]);
     // Summaries of plain analyze (no --telemetry) keep the same conversation, and merge judges it the same.
     const plain = await Promise.all(
-      [one, two].map(async (x, i) => tmpFile(`plain${i}.json`, (await runKcid(['analyze', x.file(), '--format', 'summary-json', '--fail-on', 'none'])).stdout)),
+      files.map(async (f, i) => tmpFile(`plain${i}.json`, (await runKcid(['analyze', f, '--format', 'summary-json', '--fail-on', 'none'])).stdout)),
     );
     const mergedPlain = JSON.parse((await runKcid(['merge', ...plain, '--format', 'json'])).stdout) as typeof merged & { telemetry?: unknown };
     expect(mergedPlain.findings).toEqual(merged.findings);
