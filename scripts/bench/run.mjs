@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
  * `npm run bench`: kcid against the read limit (`cat FILE > /dev/null`) and tshark on generated
- * captures, with a scaling run that shows how time and peak memory grow with the input.
+ * captures, with a scaling run that shows how time and peak memory grow with the input; a broker's
+ * capture (the recorded fixtures replayed as 2,000 clients at once, lib/replay.mjs) against the same
+ * packets one client at a time and against --jobs 2; and kcid's start-up against `node -e 0`.
  *
  *   node scripts/bench/run.mjs [--quick] [--size 1GiB] [--small-size 200MB] [--only produce,chatty]
  *                              [--json results.json] [--dir DIR] [--seed 1] [--repeat 3]
- *                              [--no-tshark] [--no-scaling] [--no-multi] [--no-export] [--no-bodies] [--tshark-budget 60]
+ *                              [--no-tshark] [--no-scaling] [--no-multi] [--no-export] [--no-bodies] [--no-startup] [--tshark-budget 60]
  *                              [--kcid bin/kcid]
  *
  * Inputs are generated at run time into a temporary folder (removed at the end unless --dir is
@@ -20,7 +22,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generate, SCENARIOS } from './lib/scenarios.mjs';
+import { generate, SCENARIOS as GENERATED } from './lib/scenarios.mjs';
+import { generateBroker } from './lib/replay.mjs';
 import { hasGnuTime, interleaved, measure, which } from './lib/measure.mjs';
 import { writePcapPrefix } from './lib/prefix.mjs';
 import { formatBytes, parseBytes } from './lib/units.mjs';
@@ -36,14 +39,24 @@ const INPUTS = {
   fetch: { label: 'fetch-heavy', big: true },
   chatty: { label: 'chatty', big: false },
   telemetry: { label: 'KIP-1313 telemetry mix', big: false },
+  broker: { label: 'broker (real clients, 2,000 at once)', big: false },
 };
+/** Every input: the generated ones, then the broker's replay of the recorded fixtures (lib/replay.mjs). */
+const SCENARIOS = [...GENERATED, 'broker'];
+/** Sessions live at once in the broker input. */
+const BROKER_CONCURRENCY = 2000;
 
 /** The issue's targets (issue 3), checked at the end. */
 const TARGETS = {
-  minCatRatio: 0.25, // produce/fetch: kcid MB/s >= 25% of cat's
+  minCatRatio: 0.5, // produce/fetch: kcid MB/s >= 50% of cat's
   minTsharkRatio: 50, // produce/fetch: kcid MB/s >= 50x tshark's
   minChattyPacketsPerSec: 1e6,
   maxRssMB: 150,
+  maxProduceRssMB: 100, // produce-heavy: peak RSS under 100 MB
+  minBrokerTsharkRatio: 50, // broker: kcid packets/s >= 50x tshark's
+  maxBrokerOverSerial: 1.3, // broker: at most 1.3x the time of the same packets one client at a time
+  maxBrokerJobsRatio: 0.62, // broker: --jobs 2 on the one capture <= 62% of --jobs 1
+  maxStartupRatio: 1.2, // an empty capture: at most 1.2x `node -e 0`
   maxFullOverHalf: 2.2,
   maxJobsRatio: 0.6,
   minExportSpeed: 0.5, // kcid export: at least half the speed of kcid requests --format ndjson (issue 18)
@@ -53,7 +66,7 @@ const TARGETS = {
 function parseArgs(argv) {
   const o = {
     quick: false, size: null, smallSize: null, only: SCENARIOS, json: null, dir: null, seed: 1, repeat: 3,
-    tshark: true, scaling: true, tsharkBudget: 60, multi: true, export: true, bodies: true,
+    tshark: true, scaling: true, tsharkBudget: 60, multi: true, export: true, bodies: true, startup: true,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -75,6 +88,7 @@ function parseArgs(argv) {
     else if (a === '--no-scaling') o.scaling = false;
     else if (a === '--no-multi') o.multi = false;
     else if (a === '--no-export') o.export = false;
+    else if (a === '--no-startup') o.startup = false;
     else if (a === '--kcid') KCID = resolve(val());
     else if (a === '--help' || a === '-h') usage(null);
     else usage(`unknown option ${a}`);
@@ -122,8 +136,8 @@ function catRun(file) {
 }
 
 /** `kcid analyze FILE --format json`, its report written to `out`. */
-async function kcidRun(file, out = '/dev/null') {
-  const m = await measure(process.execPath, [KCID, 'analyze', file, '--format', 'json', '-q'], { stdoutPath: out, nodeWrapper: KCID_RSS_WRAPPER });
+async function kcidRun(file, out = '/dev/null', extra = []) {
+  const m = await measure(process.execPath, [KCID, 'analyze', file, '--format', 'json', '-q', ...extra], { stdoutPath: out, nodeWrapper: KCID_RSS_WRAPPER });
   // Exit 1 means findings at --fail-on (the telemetry mix has them on purpose).
   if (m.code !== 0 && m.code !== 1) throw new Error(`kcid failed on ${file} (exit ${m.code}): ${m.stderr}`);
   return m;
@@ -185,6 +199,7 @@ function rates(seconds, bytes, manifest) {
 }
 
 async function benchInput(name, o, dir, tshark) {
+  if (name === 'broker') return benchBroker(o, dir, tshark);
   const file = join(dir, `${name}.pcap`);
   log(`\n[${INPUTS[name].label}] generating ${formatBytes(o.sizes[name])} ...`);
   const t0 = performance.now();
@@ -269,6 +284,116 @@ function checkCounts(report, manifest) {
   if (report.inputs[0].packets !== manifest.packets) problems.push(`packets ${report.inputs[0].packets} != ${manifest.packets}`);
   for (const k of ['connections', 'requests', 'responses']) if (s[k] !== manifest[k]) problems.push(`${k} ${s[k]} != ${manifest[k]}`);
   return problems;
+}
+
+// ---- a broker's capture (lib/replay.mjs) ----------------------------------------------------------
+
+/**
+ * The recorded fixtures replayed as BROKER_CONCURRENCY clients at once, interleaved packet by
+ * packet, against the same clients and packets one session at a time; and --jobs 2 on the one
+ * concurrent capture. Both captures must give the same counts (connections, requests, responses).
+ */
+async function benchBroker(o, dir, tshark) {
+  const name = 'broker';
+  const fixtures = join(ROOT, 'fixtures');
+  const file = join(dir, 'broker.pcap');
+  const serialFile = join(dir, 'broker-serial.pcap');
+  const keys = join(dir, 'broker.keys');
+  log(`\n[${INPUTS[name].label}] replaying the fixtures to ${formatBytes(o.sizes[name])}, twice (${BROKER_CONCURRENCY} at once; one at a time) ...`);
+  const t0 = performance.now();
+  const manifest = generateBroker(file, o.sizes[name], o.seed, { fixtures, concurrency: BROKER_CONCURRENCY, keyLogPath: keys });
+  const serial = generateBroker(serialFile, o.sizes[name], o.seed, { fixtures, concurrency: 1 });
+  const bytes = statSync(file).size;
+  log(`  ${formatBytes(bytes)}, ${manifest.packets} packets, ${manifest.clients} clients, ${manifest.connections} connections (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  const tls = ['--tls-keylog', keys];
+  const parts = o.scaling
+    ? [0.25, 0.5].map((fraction) => {
+        const f = join(dir, `${name}-${fraction}.pcap`);
+        return { fraction, file: f, bytes: writePcapPrefix(file, f, Math.floor(bytes * fraction)).bytes };
+      })
+    : [];
+  const out = join(dir, 'kcid-out.json');
+  const serialOut = join(dir, 'kcid-serial-out.json');
+  const runs = {
+    cat: () => catRun(file),
+    kcid: () => kcidRun(file, out, tls),
+    serial: async () => {
+      await catRun(serialFile);
+      return kcidRun(serialFile, serialOut, tls);
+    },
+    jobs2: async () => {
+      await catRun(file);
+      return kcidRun(file, '/dev/null', [...tls, '--jobs', '2']);
+    },
+  };
+  for (const p of parts) {
+    runs[`part ${p.fraction}`] = async () => {
+      await catRun(p.file);
+      return kcidRun(p.file, '/dev/null', tls);
+    };
+  }
+  log(`  cat, kcid, kcid one client at a time, kcid --jobs 2${o.scaling ? ', kcid on 1/4 and 1/2' : ''}: ${o.repeat} interleaved rounds ...`);
+  const m = await interleaved(o.repeat, runs);
+  const report = JSON.parse(readFileSync(out, 'utf8'));
+  const serialReport = JSON.parse(readFileSync(serialOut, 'utf8'));
+  rmSync(out, { force: true });
+  rmSync(serialOut, { force: true });
+  const check = ['connections', 'requests', 'responses'].filter((k) => report.summary[k] !== serialReport.summary[k]).map((k) => `${k} ${report.summary[k]} != ${serialReport.summary[k]} one at a time`);
+  if (check.length > 0) log(`  WARNING: the concurrent capture's counts differ from the serial one's: ${check.join('; ')}`);
+  manifest.requests = report.summary.requests;
+  manifest.responses = report.summary.responses;
+  let ts = null;
+  if (tshark !== null) {
+    log('  tshark ...');
+    ts = await runTshark(tshark, file, bytes, o.tsharkBudget, dir, (f) => [...TSHARK_ARGS(f), '-o', `tls.keylog_file:${keys}`]);
+  }
+  const pick = (r) => ({ ...rates(r.seconds, bytes, manifest), rssKB: r.rssKB, runs: r.all });
+  const result = {
+    name,
+    label: INPUTS[name].label,
+    bytes,
+    manifest,
+    countsMatch: check.length === 0,
+    kcidSummary: report.summary,
+    cat: pick(m.cat),
+    kcid: pick(m.kcid),
+    tshark: ts === null ? null : { ...rates(ts.seconds, bytes, manifest), rssKB: ts.rssKB, prefixBytes: ts.prefixBytes, measuredSeconds: +ts.measuredSeconds.toFixed(3) },
+    serial: { ...pick(m.serial), durationSec: serial.durationSec },
+    jobs2: pick(m.jobs2),
+    scaling: o.scaling
+      ? [
+          ...parts.map((p) => ({ fraction: p.fraction, bytes: p.bytes, seconds: +m[`part ${p.fraction}`].seconds.toFixed(4), rssKB: m[`part ${p.fraction}`].rssKB })),
+          { fraction: 1, bytes, seconds: +m.kcid.seconds.toFixed(4), rssKB: m.kcid.rssKB },
+        ]
+      : null,
+    bodies: null,
+  };
+  log(`  one client at a time: ${result.serial.seconds} s, ${fmt.mb(result.serial.rssKB)}; --jobs 2: ${result.jobs2.seconds} s (concurrent: ${result.kcid.seconds} s, ${fmt.mb(result.kcid.rssKB)})`);
+  for (const p of parts) rmSync(p.file, { force: true });
+  if (!o.keep) for (const f of [file, serialFile, keys]) rmSync(f, { force: true });
+  return result;
+}
+
+// ---- start-up -------------------------------------------------------------------------------------
+
+/** kcid on a capture with no packets against `node -e 0`, interleaved: what a run costs before its first packet. */
+async function benchStartup(o, dir) {
+  const empty = join(dir, 'empty.pcap');
+  const h = Buffer.alloc(24);
+  h.writeUInt32LE(0xa1b2c3d4, 0);
+  h.writeUInt16LE(2, 4);
+  h.writeUInt16LE(4, 6);
+  h.writeUInt32LE(262144, 16);
+  h.writeUInt32LE(1, 20);
+  writeFileSync(empty, h);
+  const rounds = Math.max(10, o.repeat * 4);
+  log(`\n[start-up] kcid analyze on an empty capture against node -e 0: ${rounds} interleaved rounds ...`);
+  const m = await interleaved(rounds, {
+    node: () => measure(process.execPath, ['-e', '0']),
+    kcid: () => measure(process.execPath, [KCID, 'analyze', empty, '-q', '--allow-empty']),
+  });
+  rmSync(empty, { force: true });
+  return { node: { seconds: +m.node.seconds.toFixed(4), runs: m.node.all }, kcid: { seconds: +m.kcid.seconds.toFixed(4), code: m.kcid.code, runs: m.kcid.all }, ratio: +(m.kcid.seconds / m.node.seconds).toFixed(3) };
 }
 
 // ---- several files (kcid analyze --jobs) -------------------------------------------------------------
@@ -403,7 +528,7 @@ function scalingTable(results) {
   return table(['input', '1/4 size', '1/2 size', 'full size', 'time full/half', 'RSS full/quarter'], rows, ['l', 'r', 'r', 'r', 'r', 'r']);
 }
 
-function targets(results, multi, exp) {
+function targets(results, multi, exp, startup) {
   const by = Object.fromEntries(results.map((r) => [r.name, r]));
   const out = [];
   const add = (name, ok, detail) => out.push({ target: name, met: ok, detail });
@@ -411,12 +536,25 @@ function targets(results, multi, exp) {
     const r = by[n];
     if (!r) continue;
     const cat = r.kcid.mbPerSec / r.cat.mbPerSec;
-    add(`${r.label}: kcid >= 25% of cat's MB/s`, cat >= TARGETS.minCatRatio, `${(cat * 100).toFixed(1)}%`);
+    add(`${r.label}: kcid >= 50% of cat's MB/s`, cat >= TARGETS.minCatRatio, `${(cat * 100).toFixed(1)}%`);
     if (r.tshark) {
       const ts = r.kcid.mbPerSec / r.tshark.mbPerSec;
       add(`${r.label}: kcid >= 50x tshark's MB/s`, ts >= TARGETS.minTsharkRatio, `${ts.toFixed(0)}x`);
     }
   }
+  if (by.produce) add(`${by.produce.label}: peak RSS < 100 MB`, by.produce.kcid.rssKB !== null && by.produce.kcid.rssKB / 1024 < TARGETS.maxProduceRssMB, fmt.mb(by.produce.kcid.rssKB));
+  const b = by.broker;
+  if (b) {
+    if (b.tshark) {
+      const ts = b.kcid.packetsPerSec / b.tshark.packetsPerSec;
+      add(`${b.label}: kcid >= 50x tshark's packets/s`, ts >= TARGETS.minBrokerTsharkRatio, `${ts.toFixed(1)}x`);
+    }
+    const serial = b.kcid.seconds / b.serial.seconds;
+    add(`${b.label}: <= 1.3x the time of the same packets one client at a time`, serial <= TARGETS.maxBrokerOverSerial, `${serial.toFixed(2)}x`);
+    const jobs = b.jobs2.seconds / b.kcid.seconds;
+    add(`${b.label}: --jobs 2 on the one capture <= 62% of --jobs 1`, jobs <= TARGETS.maxBrokerJobsRatio, `${(jobs * 100).toFixed(0)}%`);
+  }
+  if (startup) add('start-up: an empty capture <= 1.2x node -e 0', startup.ratio <= TARGETS.maxStartupRatio, `${startup.ratio.toFixed(2)}x (${(startup.kcid.seconds * 1000).toFixed(0)} ms against ${(startup.node.seconds * 1000).toFixed(0)} ms)`);
   if (by.chatty) add('chatty: >= 1 M packets/s', by.chatty.kcid.packetsPerSec >= TARGETS.minChattyPacketsPerSec, `${fmt.n(by.chatty.kcid.packetsPerSec)} packets/s`);
   for (const r of results) {
     const all = [r.kcid.rssKB, ...(r.scaling ?? []).map((s) => s.rssKB)].filter((v) => v !== null);
@@ -459,7 +597,9 @@ async function main() {
   const results = [];
   let multi = null;
   let exp = null;
+  let startup = null;
   try {
+    if (o.startup) startup = await benchStartup(o, dir);
     for (const name of o.only) results.push(await benchInput(name, o, dir, tshark));
     if (o.multi) multi = await benchMulti(o, dir);
     if (o.export && o.only.includes('chatty')) exp = await benchExport(o, dir);
@@ -467,7 +607,7 @@ async function main() {
     if (!o.keep) rmSync(dir, { recursive: true, force: true });
   }
   info.loadAverageAtEnd = +loadavg()[0].toFixed(2);
-  const met = targets(results, multi, exp);
+  const met = targets(results, multi, exp, startup);
   const text = [
     `kcid benchmark, ${new Date().toISOString().slice(0, 10)}: ${info.cpus} CPUs (${info.model}), ${info.memoryGiB} GiB, ${info.os}, node ${info.node}${info.tshark ? `, ${info.tshark}` : ''}`,
     `median of ${o.repeat} interleaved rounds; files in the page cache; peak RSS is the child's maximum resident set size; load average ${info.loadAverageAtStart} at start, ${info.loadAverageAtEnd} at end`,
@@ -482,13 +622,15 @@ async function main() {
       `Export (chatty, ${formatBytes(exp.bytes)}, ${exp.requests} requests): requests --format ndjson ${exp.ndjson.seconds.toFixed(2)} s / ${fmt.mb(exp.ndjson.rssKB)}, export ${exp.export.seconds.toFixed(2)} s / ${fmt.mb(exp.export.rssKB)} (${(exp.speed * 100).toFixed(0)}% of the speed), ${formatBytes(exp.parquetBytes)} of Parquet`,
       '',
     ]),
+    ...(startup === null ? [] : [`Start-up: kcid analyze on an empty capture ${(startup.kcid.seconds * 1000).toFixed(0)} ms, node -e 0 ${(startup.node.seconds * 1000).toFixed(0)} ms (${startup.ratio.toFixed(2)}x)`, '']),
+    ...results.filter((r) => r.serial).map((r) => `Broker: ${r.manifest.clients} clients, ${r.manifest.connections} connections, ${r.manifest.packets} packets; ${BROKER_CONCURRENCY} at once ${r.kcid.seconds.toFixed(2)} s / ${fmt.mb(r.kcid.rssKB)}, one at a time ${r.serial.seconds.toFixed(2)} s / ${fmt.mb(r.serial.rssKB)}, --jobs 2 ${r.jobs2.seconds.toFixed(2)} s / ${fmt.mb(r.jobs2.rssKB)}\n`),
     'Targets:',
     ...met.map((t) => `  ${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.detail}`),
     ...results.filter((r) => !r.countsMatch).map((r) => `  WARNING: kcid's counts on ${r.label} differ from the generator's`),
   ].join('\n');
   process.stdout.write(`${text}\n`);
   if (o.json) {
-    writeFileSync(o.json, `${JSON.stringify({ machine: info, options: { quick: o.quick, sizes: o.sizes, seed: o.seed, repeat: o.repeat, tsharkBudget: o.tsharkBudget }, results, multi, export: exp, targets: met }, null, 2)}\n`);
+    writeFileSync(o.json, `${JSON.stringify({ machine: info, options: { quick: o.quick, sizes: o.sizes, seed: o.seed, repeat: o.repeat, tsharkBudget: o.tsharkBudget }, results, multi, export: exp, startup, targets: met }, null, 2)}\n`);
     log(`results written to ${o.json}`);
   }
 }
