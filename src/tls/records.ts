@@ -9,8 +9,13 @@ import { handshakeBytes, handshakeLost } from './handshake-reader.js';
 import { advanceStage, nextCipher } from './stages.js';
 import { ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE, type Direction, type TlsSide, type TlsState } from './state.js';
 
-/** Sequence numbers tried under the next key stage: its first, and one per record lost since the last that decrypted (capped). */
-const MAX_NEXT_STAGE_WINDOW = 8;
+/**
+ * Sequence numbers tried under the next key stage: its first, and one per record lost since the last
+ * that decrypted (kcid counts those exactly: a lost Finished or KeyUpdate was one of them, so the
+ * record at hand is at most that many numbers into the next stage). Capped as the search after a gap
+ * is, so a record that fails costs a bounded number of trials.
+ */
+const MAX_NEXT_STAGE_WINDOW = 256;
 
 /** Whether a record of this type needs its body: protected records without a cipher are skipped by length. */
 export function wanted(s: TlsState, d: Direction, type: number): boolean {
@@ -43,7 +48,7 @@ export function record(s: TlsState, side: TlsSide, d: Direction, header: Buffer,
       // A lost Finished or KeyUpdate: the record may be under the next key stage (RFC 8446 §4.4.4, §4.6.3).
       const next = nextCipher(s, side, d);
       if (next !== null) {
-        const seq = next.findSequence(header, hoff, body, off, len, 1 + Math.min(d.lostRecords, MAX_NEXT_STAGE_WINDOW - 1));
+        const seq = next.findSequence(header, hoff, body, off, len, Math.min(1 + d.lostRecords, MAX_NEXT_STAGE_WINDOW));
         if (seq >= 0) {
           next.seq = seq;
           opened = next.open(header, hoff, body, off, len);
