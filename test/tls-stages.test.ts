@@ -174,6 +174,24 @@ describe('TLS 1.3 key stages', () => {
     expect(m.out.notes.filter((n) => n.startsWith('tls-auth'))).toEqual([]);
   });
 
+  it('a KeyUpdate and the 8 records after it each lost in a gap inside: the next generation is tried at every number those records took', () => {
+    const m = started();
+    // Each record's header is read and the rest lost: kcid counts 9 records lost (the KeyUpdate and 8 of
+    // generation 1), so the first record it reads is generation 1's number 8.
+    const lost = [m.tls.client.keyUpdate(), ...Array.from({ length: 8 }, (_, i) => m.tls.client.seal(CONTENT.APPLICATION_DATA, counting(100, i * 100)))];
+    for (const r of lost) {
+      m.feed(0, r.subarray(0, 8));
+      m.gap(0, r.length - 8);
+    }
+    m.feed(0, m.tls.client.seal(CONTENT.APPLICATION_DATA, counting(100, 800)));
+    m.feed(0, m.tls.client.seal(CONTENT.APPLICATION_DATA, counting(100, 900)));
+    m.session.end();
+    // The KeyUpdate's 5 bytes of handshake are reported as plaintext lost too (its type is hidden until it decrypts).
+    expect(m.out.gaps[0]).toEqual([5, 100, 100, 100, 100, 100, 100, 100, 100]);
+    expect(Buffer.concat(m.out.plain[0])).toEqual(counting(200, 800));
+    expect(m.out.notes.filter((n) => n.startsWith('tls-auth'))).toEqual([]);
+  });
+
   it('a KeyUpdate and the record after it lost over record headers: the search finds generation 1', () => {
     const m = started();
     m.feed(0, m.tls.client.seal(CONTENT.APPLICATION_DATA, counting(100)));
