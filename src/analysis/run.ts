@@ -25,6 +25,7 @@ import { SECRETS_TLS_KEY_LOG } from '../capture/types.js';
 import { KeyLog, type SharedKeyLog } from '../tls/keylog.js';
 import { DEFAULT_MAX_TELEMETRY_BYTES } from '../telemetry/names.js';
 import { activateProtocol, type Kip1313Revision } from '../kafka/protocol.js';
+import { groupDigits } from '../base/digits.js';
 
 export interface AnalyzeOptions {
   /** Ports that are Kafka without detection (default 9092). */
@@ -213,7 +214,7 @@ export async function analyzeInput(
   for (const n of net.unknownLinkTypes.values()) unknownLinkTypePackets += n;
   const notes = [...stats.notes];
   // Counts with thousands separators, as in the summary line: '1,000,000 connections ...'.
-  const count = (n: number): string => n.toLocaleString('en-US');
+  const count = (n: number): string => groupDigits(n);
   for (const [type, n] of [...net.unknownLinkTypes].sort((a, b) => a[0] - b[0])) {
     notes.push(`${count(n)} packets on link type ${type}, which kcid does not decode, were skipped`);
   }

@@ -11,6 +11,7 @@ import { makeClock, TimeZoneError, type TimeFormat } from '../report/clock.js';
 import { mergeSeverities, parseRuleSetting, type Config } from './config.js';
 import { EXIT_ERROR } from './io.js';
 import { parseFailOn, parsePorts, parseSize, UsageError, type FailOn } from './options.js';
+import { groupDigits } from '../base/digits.js';
 
 export interface CommonCliOptions {
   port?: string;
@@ -80,7 +81,7 @@ export type CapturePlan = AnalyzeOptions;
 
 export function parseCount(text: string, option: string, min: number, max: number): number {
   if (!/^\d{1,9}$/.test(text) || Number(text) < min || Number(text) > max) {
-    throw new UsageError(`invalid ${option} '${text}' (expected a whole number from ${min} to ${max.toLocaleString('en-US')})`);
+    throw new UsageError(`invalid ${option} '${text}' (expected a whole number from ${min} to ${groupDigits(max)})`);
   }
   return Number(text);
 }

@@ -3,6 +3,7 @@
  * never with --quiet. It rewrites itself in place and clears itself when done.
  */
 import { cutMiddle } from '../report/wrap.js';
+import { groupDigits } from '../base/digits.js';
 
 const DELAY_MS = 1000;
 const INTERVAL_MS = 200;
@@ -62,7 +63,7 @@ export class Progress {
     this.lastDraw = now;
     const pct = total !== null && total > 0 ? ` ${Math.min(100, Math.floor((read / total) * 100))}%` : '';
     const rate = read / Math.max(0.001, (now - this.started) / 1000);
-    const n = (x: number) => x.toLocaleString('en-US');
+    const n = (x: number) => groupDigits(x);
     this.draw(`${pct} ${mib(read)} read (${mib(rate)}/s), ${n(packets)} packets, ${n(connections)} connections, ${n(findings)} findings`);
   }
 

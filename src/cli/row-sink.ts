@@ -8,6 +8,7 @@ import { RequestTable, type RequestRow } from '../report/requests.js';
 import { writeRequestNdjson } from '../report/requests-ndjson.js';
 import type { Out } from './output.js';
 import { inputLegend, parquetFileOptions } from './wiring.js';
+import { groupDigits } from '../base/digits.js';
 
 export interface RowSink {
   /** A row the filters kept: of input `input` (from 0), at `us`. */
@@ -54,7 +55,7 @@ export function tableSink(out: Out, o: TableSinkOptions): RowSink {
     finish({ kept, orphans }) {
       out.write((table ?? layOut()).footer());
       const requests = kept - orphans;
-      out.write(`${requests.toLocaleString('en-US')} ${requests === 1 ? 'request' : 'requests'}${orphans === 0 ? '' : `, ${orphans.toLocaleString('en-US')} ${orphans === 1 ? 'response' : 'responses'} whose request was not captured`}\n`);
+      out.write(`${groupDigits(requests)} ${requests === 1 ? 'request' : 'requests'}${orphans === 0 ? '' : `, ${groupDigits(orphans)} ${orphans === 1 ? 'response' : 'responses'} whose request was not captured`}\n`);
       out.close();
     },
     abort() {},

@@ -15,6 +15,7 @@ import type { Finding, Severity } from '../analysis/types.js';
 import { apiLabel } from '../kafka/protocol.js';
 import { sanitize } from '../base/sanitize.js';
 import { summaryLine } from './table.js';
+import { groupDigits } from '../base/digits.js';
 
 /** Rows per findings table, and instances listed. */
 export const MAX_ROWS = 50;
@@ -64,7 +65,7 @@ const TITLE: Record<Severity, string> = { error: 'Errors', warning: 'Warnings', 
 const NOUN: Record<Severity, [string, string]> = { error: ['error', 'errors'], warning: ['warning', 'warnings'], info: ['note', 'notes'] };
 const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
 
-const count = (n: number, severity: Severity): string => `${n.toLocaleString('en-US')} ${NOUN[severity][n === 1 ? 0 : 1]}`;
+const count = (n: number, severity: Severity): string => `${groupDigits(n)} ${NOUN[severity][n === 1 ? 0 : 1]}`;
 
 function findingRow(f: Finding, multiple: boolean): string[] {
   const frame = f.frame === null ? '-' : multiple ? `${f.input + 1}:${f.frame}` : String(f.frame);
@@ -82,11 +83,11 @@ function findingsSection(report: Report, severity: Severity): string[] {
   if (findings.length === 0) return [];
   const multiple = report.inputs.length > 1;
   const out = [
-    `### ${TITLE[severity]} (${findings.length.toLocaleString('en-US')})`,
+    `### ${TITLE[severity]} (${groupDigits(findings.length)})`,
     '',
     ...table(['Rule', 'Frame', 'Client → Broker', 'API', 'Message'], ['l', 'r', 'l', 'l', 'l'], findings.slice(0, MAX_ROWS).map((f) => findingRow(f, multiple))),
   ];
-  if (findings.length > MAX_ROWS) out.push('', `…and ${(findings.length - MAX_ROWS).toLocaleString('en-US')} more.`);
+  if (findings.length > MAX_ROWS) out.push('', `…and ${groupDigits(findings.length - MAX_ROWS)} more.`);
   out.push('');
   return out;
 }
@@ -113,11 +114,11 @@ function instancesSection(report: Report): string[] {
     String(i.requests),
   ]);
   const out = [
-    `<details><summary>Client instances (${report.instances.length.toLocaleString('en-US')})</summary>`,
+    `<details><summary>Client instances (${groupDigits(report.instances.length)})</summary>`,
     '',
     ...table(['Client instance ID', 'Source', 'ClientId', 'Software', 'Hosts', 'Brokers', 'Conns', 'Requests'], ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r'], rows),
   ];
-  if (report.instances.length > MAX_ROWS) out.push('', `…and ${(report.instances.length - MAX_ROWS).toLocaleString('en-US')} more.`);
+  if (report.instances.length > MAX_ROWS) out.push('', `…and ${groupDigits(report.instances.length - MAX_ROWS)} more.`);
   out.push('', '</details>', '');
   return out;
 }

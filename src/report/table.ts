@@ -8,8 +8,9 @@ import type { Style } from './style.js';
 import { wrap } from './wrap.js';
 import { displayWidth, takeWidth } from '../base/width.js';
 import { makeClock, type Clock } from './clock.js';
+import { groupDigits } from '../base/digits.js';
 
-const plural = (n: number, word: string, many = `${word}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
+const plural = (n: number, word: string, many = `${word}s`): string => `${groupDigits(n)} ${n === 1 ? word : many}`;
 
 export function summaryLine(report: Report): string {
   const packets = report.inputs.reduce((n, i) => n + i.packets, 0);
@@ -21,7 +22,7 @@ export function summaryLine(report: Report): string {
     (ports.length > 0 ? ` (${ports.length === 1 ? 'port' : 'ports'} ${ports.join(', ')})` : '') +
     `, ${plural(report.counts.requests, 'request')}, ${plural(report.counts.instances, 'client instance')}: ` +
     `${plural(f.error, 'error')}, ${plural(f.warning, 'warning')}, ${plural(f.info, 'note')}` +
-    (report.suppressed ? `, ${report.suppressed.toLocaleString('en-US')} suppressed by the baseline` : '') +
+    (report.suppressed ? `, ${groupDigits(report.suppressed)} suppressed by the baseline` : '') +
     notListedText(report) +
     captureNotesText(report)
   );

@@ -8,6 +8,7 @@ import type { TelemetryPushEvent, TelemetrySubscriptionEvent } from '../analysis
 import { compressionName } from '../telemetry/names.js';
 import type { MetricsPayload, PushMetricsResult } from '../telemetry/index.js';
 import { isoMicros } from '../base/time.js';
+import { groupDigits } from '../base/digits.js';
 
 /** One metric over all the pushes of a conversation. */
 export interface MetricRollup {
@@ -119,7 +120,7 @@ function notListed(m: MetricsPayload): { metricsNotListed?: number } {
 /** The same in a few words, for the table form of `kcid requests --bodies`: "zstd 538 -> 2,041 bytes, 14 metrics, 14 points". */
 export function pushMetricsSummary(compressionType: number, compressedBytes: number, result: PushMetricsResult): string {
   const codec = compressionName(compressionType);
-  const n = (x: number) => x.toLocaleString('en-US');
+  const n = (x: number) => groupDigits(x);
   if (!result.ok) return `${codec} ${n(compressedBytes)} bytes, ${result.kind === 'not-kept' ? '' : 'not decoded: '}${result.message}`;
   const m = result.metrics;
   const plural = (x: number, one: string) => `${n(x)} ${one}${x === 1 ? '' : 's'}`;

@@ -16,6 +16,7 @@ import { writeJson } from '../base/json-text.js';
 import type { Style } from './style.js';
 import { fittedTable, inputLegendLines } from './table.js';
 import { makeClock, type Clock } from './clock.js';
+import { groupDigits } from '../base/digits.js';
 
 const TELEMETRY_FORMAT_VERSION = 1;
 
@@ -71,10 +72,10 @@ function telemetryDoc(report: Report) {
 }
 
 
-const num = (n: number | null): string => (n === null ? '-' : n.toLocaleString('en-US'));
+const num = (n: number | null): string => (n === null ? '-' : groupDigits(n));
 /** An error code by name and number, as every table shows it: UNSUPPORTED_VERSION (35), NONE (0). */
 const err = (code: number | null): string => (code === null ? '-' : errorLabel(code));
-const plural = (n: number, word: string, many = `${word}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`;
+const plural = (n: number, word: string, many = `${word}s`): string => `${groupDigits(n)} ${n === 1 ? word : many}`;
 
 /**
  * `kcid telemetry` as tables. `width`: the terminal's columns (200 into a pipe): each table drops
@@ -88,7 +89,7 @@ export function renderTelemetryTable(report: Report, style: Style, width = 200, 
   const counts = { error: 0, warning: 0, info: 0 };
   for (const f of findings) counts[f.severity]++;
   const lines: string[] = [
-    `${plural(convs.length, 'client instance')} with telemetry, ${plural(pushes, 'push', 'pushes')} (${decoded.toLocaleString('en-US')} decoded): ` +
+    `${plural(convs.length, 'client instance')} with telemetry, ${plural(pushes, 'push', 'pushes')} (${groupDigits(decoded)} decoded): ` +
       `${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${plural(counts.info, 'note')}`,
   ];
   lines.push(...inputLegendLines(report));

@@ -17,6 +17,7 @@ import { handshakeLost } from './handshake-reader.js';
 import { lostRecord, record, skipRecord, wanted } from './records.js';
 import { advanceStage, nextCipher } from './stages.js';
 import { APPLICATION_DATA, CHANGE_CIPHER_SPEC, MAX_RECORD_BYTES, MAX_RECORD_BYTES_12, type Direction, type TlsSide, type TlsState } from './state.js';
+import { groupDigits } from '../base/digits.js';
 
 /** Bytes kept while looking for the next record after a gap: two records, so one always fits whole. */
 const RESYNC_BYTES = 2 * (5 + MAX_RECORD_BYTES_12);
@@ -201,7 +202,7 @@ export function checkHeader(s: TlsState, side: TlsSide, d: Direction, buf: Buffe
       'tls-record',
       side,
       s.frame,
-      `a TLS record from the ${d.name} is ${length} bytes, more than the ${limit.toLocaleString('en-US')} ${s.tls13 ? 'TLS 1.3' : s.info.version === null ? 'TLS' : 'TLS 1.2'} allows: skipped`,
+      `a TLS record from the ${d.name} is ${length} bytes, more than the ${groupDigits(limit)} ${s.tls13 ? 'TLS 1.3' : s.info.version === null ? 'TLS' : 'TLS 1.2'} allows: skipped`,
     );
     if (d.cipher !== null && d.protectedFromHere) {
       d.cipher.seq++;
@@ -293,7 +294,7 @@ export function resumeAt(s: TlsState, side: TlsSide, d: Direction, at: number): 
     'tls-record',
     side,
     s.frame,
-    `kcid found the ${d.name}'s TLS records again after the capture gap: ${records} record${records === 1 ? '' : 's'} (${lostBytes.toLocaleString('en-US')} bytes, ${plain.toLocaleString('en-US')} of plaintext) lost`,
+    `kcid found the ${d.name}'s TLS records again after the capture gap: ${records} record${records === 1 ? '' : 's'} (${groupDigits(lostBytes)} bytes, ${groupDigits(plain)} of plaintext) lost`,
   );
   record(s, side, d, r, at, r, at + 5, length);
   const rest = r.subarray(at + 5 + length, d.resyncLen);

@@ -21,6 +21,7 @@ import { endOfStream, gap, readRecords } from './framing.js';
 import type { KeyLog } from './keylog.js';
 import { TlsState, type TlsOutput, type TlsSide } from './state.js';
 import type { TlsInfo } from './types.js';
+import { groupDigits } from '../base/digits.js';
 
 export { MAX_HANDSHAKE_BYTES, MAX_RECORD_BYTES, MAX_RECORD_BYTES_12, type KeyStage, type TlsNoteKind, type TlsOutput, type TlsSide } from './state.js';
 
@@ -62,7 +63,7 @@ export class TlsSession {
         'tls-record',
         0,
         s.frame,
-        `the client sent ${n} TLS 1.3 0-RTT early data record${n === 1 ? '' : 's'} (${s.earlyBytes.toLocaleString('en-US')} bytes): kcid does not decrypt early data (CLIENT_EARLY_TRAFFIC_SECRET), so requests in it are not seen`,
+        `the client sent ${n} TLS 1.3 0-RTT early data record${n === 1 ? '' : 's'} (${groupDigits(s.earlyBytes)} bytes): kcid does not decrypt early data (CLIENT_EARLY_TRAFFIC_SECRET), so requests in it are not seen`,
       );
     }
     if (!s.noted) s.noteUnreadable(s.info.version === null ? 'the handshake is not complete in the capture' : null);

@@ -1,6 +1,7 @@
 /** Text for the page: every string that reaches it, wire strings above all, goes through {@link esc}. */
 import { sanitize } from '../../base/sanitize.js';
 import { displayWidth, takeWidth } from '../../base/width.js';
+import { groupDigits } from '../../base/digits.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -23,7 +24,7 @@ export function clip(s: string, n: number): string {
   return displayWidth(s) <= n ? s : `${takeWidth(s, n - 1)}\u2026`;
 }
 
-export const count = (n: number): string => n.toLocaleString('en-US');
+export const count = (n: number): string => groupDigits(n);
 
 export function plural(n: number, word: string): string {
   return `${count(n)} ${word}${n === 1 ? '' : 's'}`;
