@@ -92,7 +92,7 @@ export function planShow(args: readonly string[], o: ShowCliOptions): ShowPlan {
 export async function runShow(plan: ShowPlan, io: Io): Promise<number> {
   const p = activateProtocol({ kafkaSpecs: plan.kafkaSpecs, kip1313: plan.kip1313 });
   const { locate, endpointText } = await import('../show/locate.js');
-  const { messageTree } = await import('../show/message.js');
+  const { messageTree, saslTokenTree } = await import('../show/message.js');
   const { renderJson, renderText } = await import('../show/render.js');
   const { KeyLog } = await import('../tls/keylog.js');
   const keys = new KeyLog();
@@ -107,7 +107,7 @@ export async function runShow(plan: ShowPlan, io: Io): Promise<number> {
   }
   const found = await locate(plan.capture, plan.frame, p, plan.kafkaPorts, keys);
   const shown = found.messages
-    .map((at) => ({ at, tree: messageTree(at.kind, at.bytes, at.avail, p, at.request, { payload: plan.payload, tokens: at.tokens }) }))
+    .map((at) => ({ at, tree: at.saslToken ? saslTokenTree(at.kind, at.bytes, at.avail) : messageTree(at.kind, at.bytes, at.avail, p, at.request, { payload: plan.payload, tokens: at.tokens }) }))
     .filter(({ at, tree }) => {
       if (plan.apis !== null && (tree.apiKey === null || !plan.apis.has(tree.apiKey))) return false;
       if (plan.correlationId !== null && tree.correlationId !== plan.correlationId) return false;

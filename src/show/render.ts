@@ -94,6 +94,7 @@ function framesText(at: Located): string {
 
 function title(s: Shown, p: Protocol): string {
   const t = s.tree;
+  if (s.at.saslToken) return `${t.kind === 'request' ? 'Request' : 'Response'}: SASL token (after SaslHandshake v0), ${s.at.bytes.length} bytes`;
   const api = t.apiKey === null ? 'unknown API' : p.label(t.apiKey, t.apiVersion ?? -1);
   const who = t.clientId === null ? '' : `, client ${quoted(t.clientId)}`;
   const corr = t.correlationId === null ? '' : `, correlation id ${t.correlationId}`;
