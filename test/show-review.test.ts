@@ -3,7 +3,8 @@
  * test before its fix.
  */
 import { describe, expect, it } from 'vitest';
-import { array, concat, int16, int32, string } from './builder/kafka.js';
+import { array, concat, int16, int32, int64, int8, string, varint } from './builder/kafka.js';
+import { crc32c } from '../src/show/crc32c.js';
 import { Scenario } from './builder/scenario.js';
 import { runKcid } from './helpers.js';
 
@@ -46,5 +47,24 @@ describe('kcid show, review cases', () => {
     expect(answer.messages[0]!.tree.children.map((n) => [n.path, n.length])).toEqual([['size', 4], ['token', 0]]);
     const next = JSON.parse((await runKcid(['show', file, String(nextFrame), '--format', 'json'])).stdout) as { messages: { apiKey: number; error: unknown }[] };
     expect(next.messages.map((m) => [m.apiKey, m.error])).toEqual([[3, null]]);
+  });
+
+  it('a batch of 200,000 records: summarised (not a stack overflow from spreading their sizes)', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092', mss: 60000 });
+    const n = 200_000;
+    // The smallest record: length 6, attributes, timestampDelta 0, offsetDelta 0, null key, null value, no headers.
+    const rec = concat(varint(6), int8(0), varint(0), varint(0), varint(-1), varint(-1), varint(0));
+    const recs = new Uint8Array(rec.length * n);
+    for (let i = 0; i < n; i++) recs.set(rec, i * rec.length);
+    const afterCrc = concat(int16(0), int32(n - 1), int64(1000n), int64(1000n), int64(-1n), int16(-1), int32(-1), int32(n), recs);
+    const batch = concat(int64(0n), int32(4 + 1 + 4 + afterCrc.length), int32(0), int8(2), int32(crc32c(afterCrc) | 0), afterCrc);
+    const produce = concat(string(null), int16(1), int32(1000), array([0], () => concat(string('t'), array([0], () => concat(int32(0), int32(batch.length), batch)))));
+    c.request({ apiKey: 0, apiVersion: 3, clientId: 'app', body: produce });
+    const r = await runKcid(['show', s.file(), String(s.frames.length)]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('records: 200000 records, 7 bytes each <records>');
+    expect(r.stdout).toContain('records[1000..199999]: 199000 more records, not listed');
   });
 });
