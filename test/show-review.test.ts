@@ -67,4 +67,18 @@ describe('kcid show, review cases', () => {
     expect(r.stdout).toContain('records: 200000 records, 7 bytes each <records>');
     expect(r.stdout).toContain('records[1000..199999]: 199000 more records, not listed');
   });
+
+  it('a 4 MB message: its 262,144 hex dump rows printed (not a stack overflow from spreading them)', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092', mss: 60000 });
+    // ApiVersions v0 (an empty body) followed by 4 MiB - 12 bytes Kafka ignores.
+    const size = 4 * 1024 * 1024;
+    c.request({ apiKey: 18, apiVersion: 0, clientId: null, body: new Uint8Array(size - 4 - 10) });
+    const r = await runKcid(['show', s.file(), String(s.frames.length)]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const rows = r.stdout.split('\n').filter((l) => /^[0-9a-f]{4,} /.test(l));
+    expect(rows).toHaveLength(size / 16);
+    expect(rows[rows.length - 1]).toMatch(/^3ffff0  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  \.{16}$/);
+  });
 });
