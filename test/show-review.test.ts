@@ -81,4 +81,17 @@ describe('kcid show, review cases', () => {
     expect(rows).toHaveLength(size / 16);
     expect(rows[rows.length - 1]).toMatch(/^3ffff0  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  \.{16}$/);
   });
+
+  it('a frame past the end of the capture: one line, exit 2 (a bad frame, as the usage says)', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    c.request({ apiKey: 18, apiVersion: 0, clientId: null });
+    const file = s.file();
+    for (const frame of ['5', '99999999999']) {
+      const r = await runKcid(['show', file, frame]);
+      expect([r.code, r.stdout, r.stderr]).toEqual([2, '', `kcid: frame ${frame}: ${file} has 4 frames\n`]);
+    }
+    const last = await runKcid(['show', file, '4']);
+    expect(last.code).toBe(0);
+  });
 });

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
+import { sanitize } from '../base/sanitize.js';
 import { activateProtocol, type Kip1313Revision } from '../kafka/protocol.js';
 import { parseApis } from '../analysis/filters.js';
 import { DEFAULT_KAFKA_PORTS } from '../analysis/run.js';
@@ -117,8 +118,8 @@ export async function runShow(plan: ShowPlan, io: Io): Promise<number> {
       }
       return true;
     });
+  if (found.packets < plan.frame) throw new UsageError(`frame ${plan.frameText}: ${sanitize(plan.capture)} has ${found.packets} frame${found.packets === 1 ? '' : 's'}`);
   const notes = [...found.notes];
-  if (found.packets < plan.frame) notes.push(`the capture has ${found.packets} frames`);
   if (shown.length < found.messages.length) notes.push(`${found.messages.length - shown.length} of the ${found.messages.length} messages ending in this frame are left out by --api, --correlation-id or --client`);
   const out = new Out(io.stdout, plan.output);
   out.write(plan.format === 'json' ? renderJson(plan.capture, plan.frameText, shown, notes, p) : renderText(plan.capture, plan.frameText, shown, notes, p, { field: plan.field }));
