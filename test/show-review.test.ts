@@ -3,7 +3,7 @@
  * test before its fix.
  */
 import { describe, expect, it } from 'vitest';
-import { array, concat, int16, int32, int64, int8, string, varint } from './builder/kafka.js';
+import { array, compactArray, compactString, concat, int16, int32, int64, int8, string, taggedFields, uvarint, varint } from './builder/kafka.js';
 import { crc32c } from '../src/show/crc32c.js';
 import { Scenario } from './builder/scenario.js';
 import { runKcid } from './helpers.js';
@@ -93,5 +93,21 @@ describe('kcid show, review cases', () => {
     }
     const last = await runKcid(['show', file, '4']);
     expect(last.code).toBe(0);
+  });
+
+  it('a tagged string quoting a token the connection sent: hidden on the tag node too, not only on its value', async () => {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.0.0.1:50000', broker: '10.0.0.2:9092' });
+    const auth = enc.encode('\0alice\0hunter2-password');
+    c.request({ apiKey: 36, apiVersion: 2, clientId: 'app', body: concat(uvarint(auth.length + 1), auth, taggedFields()) });
+    // Fetch v12: ..., RackId, then tag 0 ClusterId (a compact nullable string) quoting the password.
+    const fetch = concat(int32(-1), int32(500), int32(1), int32(1024), int8(0), int32(0), int32(-1), compactArray([], () => new Uint8Array(0)), compactArray([], () => new Uint8Array(0)), compactString(''), taggedFields([{ tag: 0, bytes: compactString('hunter2-password') }]));
+    c.request({ apiKey: 1, apiVersion: 12, clientId: 'app', body: fetch });
+    const file = s.file();
+    for (const format of ['text', 'json']) {
+      const r = await runKcid(['show', file, String(s.frames.length), '--format', format]);
+      expect(r.stdout).toContain('ClusterId');
+      expect(r.stdout, format).not.toContain('hunter2');
+    }
   });
 });

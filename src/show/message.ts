@@ -213,8 +213,15 @@ function hideSecrets(root: ShowNode, apiKey: number | null, kind: 'request' | 'r
       if (sensitive && value.value !== null) hide(value, HIDDEN);
     }
     for (const k of kids) {
-      if (k.children !== undefined) visit(k, sensitive || parentSensitive, depth + 1);
-      else if (k.type === 'string' && typeof k.value === 'string' && k.hidden === undefined) {
+      if (k.children !== undefined) {
+        visit(k, sensitive || parentSensitive, depth + 1);
+        // A tagged field's node repeats its value's: hidden with it.
+        const v = k.type.startsWith('tag ') ? k.children.find((x) => x.path === `${k.path}.value` && x.hidden === 'secret') : undefined;
+        if (v !== undefined && k.hidden === undefined) {
+          k.value = v.value;
+          k.hidden = v.hidden;
+        }
+      } else if (k.type === 'string' && typeof k.value === 'string' && k.hidden === undefined) {
         const quoted = kind === 'response' && apiKey === API_KEY.SaslAuthenticate && k.path === 'ErrorMessage';
         const masked = tokens.length > 0 || quoted ? maskQuotedSecrets(k.value, tokens) : k.value;
         if (masked !== k.value && (quoted || tokens.some((t) => k.value !== null && String(k.value).includes(t)))) hide(k, masked);
