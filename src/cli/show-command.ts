@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
+import { sanitize } from '../base/sanitize.js';
 import { activateProtocol, type Kip1313Revision } from '../kafka/protocol.js';
 import { parseApis } from '../analysis/filters.js';
 import { DEFAULT_KAFKA_PORTS } from '../analysis/run.js';
@@ -92,7 +93,7 @@ export function planShow(args: readonly string[], o: ShowCliOptions): ShowPlan {
 export async function runShow(plan: ShowPlan, io: Io): Promise<number> {
   const p = activateProtocol({ kafkaSpecs: plan.kafkaSpecs, kip1313: plan.kip1313 });
   const { locate, endpointText } = await import('../show/locate.js');
-  const { messageTree } = await import('../show/message.js');
+  const { messageTree, saslTokenTree } = await import('../show/message.js');
   const { renderJson, renderText } = await import('../show/render.js');
   const { KeyLog } = await import('../tls/keylog.js');
   const keys = new KeyLog();
@@ -107,7 +108,7 @@ export async function runShow(plan: ShowPlan, io: Io): Promise<number> {
   }
   const found = await locate(plan.capture, plan.frame, p, plan.kafkaPorts, keys);
   const shown = found.messages
-    .map((at) => ({ at, tree: messageTree(at.kind, at.bytes, at.avail, p, at.request, { payload: plan.payload, tokens: at.tokens }) }))
+    .map((at) => ({ at, tree: at.saslToken ? saslTokenTree(at.kind, at.bytes, at.avail) : messageTree(at.kind, at.bytes, at.avail, p, at.request, { payload: plan.payload, tokens: at.tokens }) }))
     .filter(({ at, tree }) => {
       if (plan.apis !== null && (tree.apiKey === null || !plan.apis.has(tree.apiKey))) return false;
       if (plan.correlationId !== null && tree.correlationId !== plan.correlationId) return false;
@@ -117,8 +118,8 @@ export async function runShow(plan: ShowPlan, io: Io): Promise<number> {
       }
       return true;
     });
+  if (found.packets < plan.frame) throw new UsageError(`frame ${plan.frameText}: ${sanitize(plan.capture)} has ${found.packets} frame${found.packets === 1 ? '' : 's'}`);
   const notes = [...found.notes];
-  if (found.packets < plan.frame) notes.push(`the capture has ${found.packets} frames`);
   if (shown.length < found.messages.length) notes.push(`${found.messages.length - shown.length} of the ${found.messages.length} messages ending in this frame are left out by --api, --correlation-id or --client`);
   const out = new Out(io.stdout, plan.output);
   out.write(plan.format === 'json' ? renderJson(plan.capture, plan.frameText, shown, notes, p) : renderText(plan.capture, plan.frameText, shown, notes, p, { field: plan.field }));

@@ -15,6 +15,8 @@ import type { Direction, Endpoint, StreamHandler, TcpConnection } from '../tcp/t
 import type { Protocol } from '../kafka/protocol.js';
 import { decodeRequestHeader } from '../kafka/headers.js';
 import { tokensOf } from '../kafka/secrets.js';
+import { SaslTokens } from '../kafka/sasl.js';
+import { plausibleRequest as plausibleRequestBytes } from '../kafka/detect.js';
 import { API_KEY } from '../kafka/schema/registry.js';
 import type { RequestInfo } from './message.js';
 import { TlsSession, type TlsSide } from '../tls/session.js';
@@ -52,6 +54,8 @@ export interface Located {
   /** For a response: its request, when the capture holds it. */
   readonly request: RequestInfo | null;
   readonly tokens: readonly string[];
+  /** A SASL token sent bare after a SaslHandshake v0 (KIP-43): no Kafka header, all of it a secret. */
+  readonly saslToken: boolean;
 }
 
 export interface LocateResult {
@@ -68,6 +72,8 @@ const i32 = (b: Uint8Array, p: number): number => (b[p]! << 24) | (b[p + 1]! << 
 class Conn {
   readonly inFlight = new Map<number, RequestInfo>();
   tokens: string[] = [];
+  /** KIP-43's headerless token exchange after a SaslHandshake v0, followed as kafka/ follows it. */
+  readonly sasl = new SaslTokens();
   /** Why a direction stopped being framed. */
   readonly lost: string[] = [];
   /** A segment of the frame asked for was this connection's. */
@@ -232,6 +238,21 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
           }
           const kind = dir === conn.requestDir ? 'request' : 'response';
           let request: RequestInfo | null = null;
+          let saslToken = false;
+          if (kind === 'request' && conn.sasl.clientActive) {
+            const buf = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(avail, bytes.length));
+            saslToken = conn.sasl.clientFrameIsToken(() => plausibleRequestBytes(buf, 0, buf.length, true, MAX_SHOWN_BYTES), avail >= 12 ? i32(bytes, 8) : -1);
+            if (saslToken && avail === bytes.length && bytes.length > 4) conn.tokens = [...tokensOf(bytes.subarray(4)), ...conn.tokens].slice(0, MAX_TOKENS);
+          } else if (kind === 'response' && conn.sasl.serverActive) {
+            saslToken = conn.sasl.serverFrameIsToken(bytes.length - 4);
+          }
+          if (saslToken) {
+            if (frame !== null && last !== frame) return;
+            const client = conn.requestDir === 0 ? tcp.a : tcp.b;
+            const broker = conn.requestDir === 0 ? tcp.b : tcp.a;
+            messages.push({ kind, frame: last, connection: tcp.id, client, broker, bytes, avail, pieces, gaps, tls: conn.tls !== null, request: null, tokens: [], saslToken });
+            return;
+          }
           if (kind === 'request') {
             if (avail >= 12) {
               try {
@@ -241,6 +262,7 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
                 conn.inFlight.set(h.correlationId, info);
                 if (frame === null || last === frame) request = info;
                 if (h.apiKey === API_KEY.SaslAuthenticate && h.headerVersion !== null && avail === bytes.length) rememberToken(conn, bytes, 4 + h.headerLength, h.apiVersion);
+                if (h.apiKey === API_KEY.SaslHandshake && h.headerVersion !== null) conn.sasl.request(h.apiKey, h.correlationId, mechanismOf(bytes, 4 + h.headerLength, avail));
               } catch {
                 // A header that does not parse: the tree shows why.
               }
@@ -249,12 +271,14 @@ export async function locate(file: string, frame: number | null, p: Protocol, ka
             const corr = i32(bytes, 4);
             request = conn.inFlight.get(corr) ?? null;
             conn.inFlight.delete(corr);
+            // SaslHandshake's responses use header v0: the ErrorCode follows the correlation id.
+            if (request !== null && !conn.sasl.active) conn.sasl.response(request.apiKey, request.apiVersion, avail >= 10 ? (((bytes[8]! << 24) | (bytes[9]! << 16)) >> 16) : null);
           }
           if (frame !== null && last !== frame) return;
           const client = conn.requestDir === 0 ? tcp.a : tcp.b;
           const broker = conn.requestDir === 0 ? tcp.b : tcp.a;
           const tokens = kind === 'request' && request !== null && request.apiKey === API_KEY.SaslAuthenticate ? conn.tokens.slice(0, -1) : conn.tokens.slice();
-          messages.push({ kind, frame: last, connection: tcp.id, client, broker, bytes, avail, pieces, gaps, tls: conn.tls !== null, request: kind === 'response' ? request : null, tokens });
+          messages.push({ kind, frame: last, connection: tcp.id, client, broker, bytes, avail, pieces, gaps, tls: conn.tls !== null, request: kind === 'response' ? request : null, tokens, saslToken: false });
         };
         const halves = [new Half(0, done, budget), new Half(1, done, budget)] as const;
         conns.push(conn);
@@ -330,6 +354,14 @@ function plausibleRequest(bytes: Uint8Array, p: Protocol): boolean {
   const key = ((bytes[4]! << 24) | (bytes[5]! << 16)) >> 16;
   const version = ((bytes[6]! << 24) | (bytes[7]! << 16)) >> 16;
   return p.isDefined(key, version);
+}
+
+/** A SaslHandshake request's Mechanism (a string, not compact in v0 and v1). */
+function mechanismOf(bytes: Uint8Array, at: number, avail: number): string | null {
+  if (at + 2 > avail) return null;
+  const n = ((bytes[at]! << 24) | (bytes[at + 1]! << 16)) >> 16;
+  if (n < 0 || at + 2 + n > avail) return null;
+  return Buffer.from(bytes.buffer, bytes.byteOffset + at + 2, n).toString('utf8');
 }
 
 /** A SaslAuthenticate request's AuthBytes (the first field of the body: bytes, compact from v2). */

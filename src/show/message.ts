@@ -157,6 +157,27 @@ export function messageTree(kind: 'request' | 'response', bytes: Uint8Array, ava
   return { kind, apiKey, apiVersion, correlationId, clientId, root, error, headerProblems };
 }
 
+/**
+ * A SASL token sent bare after a SaslHandshake v0 (KIP-43): its size prefix, then the token, all of
+ * it a secret (a PLAIN token is authzid NUL user NUL password), shown as its length and masked.
+ */
+export function saslTokenTree(kind: 'request' | 'response', bytes: Uint8Array, avail: number): MessageTree {
+  const end = bytes.length;
+  const root: ShowNode = { path: '', offset: 0, length: end, type: kind, value: null, children: [] };
+  let error: MessageTree['error'] = null;
+  if (end < 4 || avail < 4) {
+    const problem = 'the capture misses the size prefix';
+    error = { offset: 0, problem, message: problem };
+    root.children!.push({ path: 'missing', offset: 0, length: end, type: 'raw', value: null, note: problem });
+  } else {
+    const size = i32(bytes, 0);
+    root.children!.push({ path: 'size', offset: 0, length: 4, type: 'int32', value: size, note: `${size} bytes follow` });
+    const missing = avail < end ? `; the capture misses [${avail}, ${end})` : '';
+    root.children!.push({ path: 'token', offset: 4, length: end - 4, type: 'bytes', value: `${end - 4} bytes`, hidden: 'secret', note: `SASL token after SaslHandshake v0 (KIP-43, no Kafka header), hidden (a secret)${missing}` });
+  }
+  return { kind, apiKey: null, apiVersion: null, correlationId: null, clientId: null, root, error, headerProblems: [] };
+}
+
 /** After a failed walk: open containers end where the walk broke, empty ones go. */
 function settle(node: ShowNode, at: number): void {
   const kids = node.children;
@@ -192,8 +213,15 @@ function hideSecrets(root: ShowNode, apiKey: number | null, kind: 'request' | 'r
       if (sensitive && value.value !== null) hide(value, HIDDEN);
     }
     for (const k of kids) {
-      if (k.children !== undefined) visit(k, sensitive || parentSensitive, depth + 1);
-      else if (k.type === 'string' && typeof k.value === 'string' && k.hidden === undefined) {
+      if (k.children !== undefined) {
+        visit(k, sensitive || parentSensitive, depth + 1);
+        // A tagged field's node repeats its value's: hidden with it.
+        const v = k.type.startsWith('tag ') ? k.children.find((x) => x.path === `${k.path}.value` && x.hidden === 'secret') : undefined;
+        if (v !== undefined && k.hidden === undefined) {
+          k.value = v.value;
+          k.hidden = v.hidden;
+        }
+      } else if (k.type === 'string' && typeof k.value === 'string' && k.hidden === undefined) {
         const quoted = kind === 'response' && apiKey === API_KEY.SaslAuthenticate && k.path === 'ErrorMessage';
         const masked = tokens.length > 0 || quoted ? maskQuotedSecrets(k.value, tokens) : k.value;
         if (masked !== k.value && (quoted || tokens.some((t) => k.value !== null && String(k.value).includes(t)))) hide(k, masked);

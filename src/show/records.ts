@@ -112,7 +112,10 @@ function rest(c: Cursor, out: ShowNode[], path: string, from: number, to: number
 
 /** The records of an uncompressed v2 batch in buf[from, to). */
 function walkPlainRecords(c: Cursor, path: string, from: number, to: number, count: number, out: ShowNode[]): { note: string } {
-  const sizes: number[] = [];
+  // The records' count and smallest and largest sizes (never an array spread: a batch may hold millions).
+  let listed = 0;
+  let min = Infinity;
+  let max = 0;
   let p = from;
   let i = 0;
   let reason: string | null = null;
@@ -123,7 +126,9 @@ function walkPlainRecords(c: Cursor, path: string, from: number, to: number, cou
     const list = i < MAX_RECORDS_LISTED ? out : scratch;
     try {
       p = walkRecord(c, rec, p, to, list);
-      sizes.push(p - at);
+      listed++;
+      min = Math.min(min, p - at);
+      max = Math.max(max, p - at);
     } catch (e) {
       if (!(e instanceof Stop)) throw e;
       // What was listed of the record that failed goes; its bytes are in the raw rest.
@@ -143,9 +148,7 @@ function walkPlainRecords(c: Cursor, path: string, from: number, to: number, cou
   if (reason === null && i < count) reason = `the batch ends after ${i} of its ${count} records`;
   if (reason === null && p < to) reason = `${to - p} bytes after the batch's ${count} records`;
   if (p < to) rest(c, out, `${path}.rest`, p, to, reason ?? 'not records');
-  const min = sizes.length === 0 ? 0 : Math.min(...sizes);
-  const max = sizes.length === 0 ? 0 : Math.max(...sizes);
-  return { note: `${sizes.length} record${sizes.length === 1 ? '' : 's'}${sizes.length > 0 ? `, ${min === max ? `${min}` : `${min}-${max}`} bytes each` : ''}${reason === null ? '' : `; ${reason}`}` };
+  return { note: `${listed} record${listed === 1 ? '' : 's'}${listed > 0 ? `, ${min === max ? `${min}` : `${min}-${max}`} bytes each` : ''}${reason === null ? '' : `; ${reason}`}` };
 }
 
 function varint(c: Cursor, p: number, to: number): [number, number] {

@@ -94,6 +94,7 @@ function framesText(at: Located): string {
 
 function title(s: Shown, p: Protocol): string {
   const t = s.tree;
+  if (s.at.saslToken) return `${t.kind === 'request' ? 'Request' : 'Response'}: SASL token (after SaslHandshake v0), ${s.at.bytes.length} bytes`;
   const api = t.apiKey === null ? 'unknown API' : p.label(t.apiKey, t.apiVersion ?? -1);
   const who = t.clientId === null ? '' : `, client ${quoted(t.clientId)}`;
   const corr = t.correlationId === null ? '' : `, correlation id ${t.correlationId}`;
@@ -119,16 +120,15 @@ export function renderText(input: string, frame: string, shown: readonly Shown[]
     if (s.at.gaps.length > 0) out.push(`  gaps (bytes the capture misses): ${s.at.gaps.map((g) => `[${g.from}, ${g.to})`).join(', ')}`);
     if (s.tree.error !== null) out.push(`  malformed at offset ${s.tree.error.offset}: ${sanitize(s.tree.error.message)}`);
     for (const pr of s.tree.headerProblems) out.push(`  header problem: ${sanitize(pr)}`);
-    const lines: string[] = [];
-    treeLines(s.tree.root, 1, lines);
-    out.push(...lines);
+    // Appended to `out` itself: spreading 200,000 tree lines or a large message's hex rows into push() overflows the stack.
+    treeLines(s.tree.root, 1, out);
     let field: ShowNode | null = null;
     if (o.field !== null) {
       field = findField(s.tree.root, o.field);
       out.push(field === null ? `  --field ${quoted(o.field)}: no such field in this message` : `  --field ${quoted(o.field)}: ${rangeText(field)}`);
     }
     out.push('');
-    out.push(...hexDump(s.at.bytes, s.tree.root, s.at.gaps, field));
+    for (const line of hexDump(s.at.bytes, s.tree.root, s.at.gaps, field)) out.push(line);
   }
   return `${out.join('\n')}\n`;
 }
