@@ -26,7 +26,8 @@ const common = {
   format: 'esm',
   target: 'node20',
   sourcemap: true,
-  legalComments: 'none',
+  // Licence comments (/*! */, @license) of the code bundled, kcid's own zstd.ts after fzstd's among them, at the end of each file.
+  legalComments: 'eof',
   logLevel: 'warning',
   banner: { js: "import { createRequire as kcidCreateRequire } from 'node:module';\nconst require = kcidCreateRequire(import.meta.url);" },
 };

@@ -156,7 +156,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .option('--name <name>', 'the capture name in the layout (one input; default: the file name without extensions, stdin for -)')
       .option('--overwrite', 'replace a capture exported before (by default that is an error)')
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
-      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+      .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
     .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
     .option('--verbose', 'say on stderr which config file is in use'),
   ).action(async (captures: string[], o: object, cmd: Command) => {
@@ -191,7 +191,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       .argument('<captures...>', "pcap or pcapng files (gzip ok), or '-' for stdin")
       .addOption(new Option('-f, --format <format>', 'output format').choices(['table', 'json']).default('table'))
       .option('--rule <rule=severity>', "set a rule's severity (error, warning, info or off); repeatable", collect)
-      .option('--config <file>', 'rule settings file (default: kcid.config.json in the current folder, if present)')
+      .option('--config <file>', 'rule settings file (default: the nearest kcid.config.json, from the current folder up to the repository root)')
     .option('--no-config', 'ignore any kcid.config.json (rule settings from the command line only)')
     .option('--verbose', 'say on stderr which config file is in use')
       .option('-o, --output <file>', 'write to this file instead of stdout'),

@@ -17,8 +17,10 @@
  * So every step consumes input or produces output within the limit: the work is linear in input
  * plus output, and the output grows with what was produced (Output), never from a declared size.
  *
- * fzstd's licence, for the parts that follow it:
- *
+ * fzstd's licence, for the parts that follow it, is the legal comment below (kept in the bundle).
+ */
+/*!
+ * fzstd 0.1.1 (the table readers and sequence loop of kcid's src/telemetry/zstd.ts follow it):
  *   MIT License. Copyright (c) 2020 Arjun Barrett.
  *   Permission is hereby granted, free of charge, to any person obtaining a copy of this software
  *   and associated documentation files (the "Software"), to deal in the Software without
