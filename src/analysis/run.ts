@@ -7,7 +7,7 @@ import { readCapture, readCaptureStream } from '../capture/read.js';
 import type { PacketRef, PacketSink } from '../capture/types.js';
 import { KafkaStreamFactory } from '../kafka/conversation.js';
 import { decodeTcp } from '../net/decode.js';
-import { newNetStats, type TcpSegment } from '../net/types.js';
+import { newNetStats, newSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import { ActivityCollector } from './activity.js';
 import { CaptureAnalyzer } from './analyzer.js';
@@ -279,28 +279,6 @@ export async function analyzeInput(
     connections: analyzer.connections.sort(compareConnections),
     findings,
     telemetry: telemetryEvents,
-  };
-}
-
-function newSegment(): TcpSegment {
-  return {
-    frame: 0,
-    tsSec: 0,
-    tsNsec: 0,
-    ipVersion: 4,
-    data: Buffer.alloc(0),
-    srcAddrOff: 0,
-    dstAddrOff: 0,
-    srcPort: 0,
-    dstPort: 0,
-    seq: 0,
-    ack: 0,
-    flags: 0,
-    payloadOff: 0,
-    payloadLen: 0,
-    missingLen: 0,
-    window: -1,
-    windowScale: -1,
   };
 }
 

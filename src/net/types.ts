@@ -33,6 +33,29 @@ export interface TcpSegment {
   windowScale: number;
 }
 
+/** The one segment a reader reuses for every packet, before its first. */
+export function newSegment(): TcpSegment {
+  return {
+    frame: 0,
+    tsSec: 0,
+    tsNsec: 0,
+    ipVersion: 4,
+    data: Buffer.alloc(0),
+    srcAddrOff: 0,
+    dstAddrOff: 0,
+    srcPort: 0,
+    dstPort: 0,
+    seq: 0,
+    ack: 0,
+    flags: 0,
+    payloadOff: 0,
+    payloadLen: 0,
+    missingLen: 0,
+    window: -1,
+    windowScale: -1,
+  };
+}
+
 export const TcpFlag = { FIN: 0x01, SYN: 0x02, RST: 0x04, PSH: 0x08, ACK: 0x10 } as const;
 
 export interface NetStats {

@@ -9,7 +9,7 @@
 import { readCapture } from '../capture/read.js';
 import type { PacketRef } from '../capture/types.js';
 import { decodeTcp } from '../net/decode.js';
-import { newNetStats, type TcpSegment } from '../net/types.js';
+import { newNetStats, newSegment } from '../net/types.js';
 import { Reassembler } from '../tcp/reassembly.js';
 import type { Direction, Endpoint, StreamHandler, TcpConnection } from '../tcp/types.js';
 import type { Protocol } from '../kafka/protocol.js';
@@ -386,26 +386,4 @@ function rememberToken(conn: Conn, bytes: Uint8Array, at: number, version: numbe
   }
   if (n <= 0 || p + n > bytes.length) return;
   conn.tokens = [...tokensOf(bytes.subarray(p, p + n)), ...conn.tokens].slice(0, MAX_TOKENS);
-}
-
-function newSegment(): TcpSegment {
-  return {
-    frame: 0,
-    tsSec: 0,
-    tsNsec: 0,
-    ipVersion: 4,
-    data: Buffer.alloc(0),
-    srcAddrOff: 0,
-    dstAddrOff: 0,
-    srcPort: 0,
-    dstPort: 0,
-    seq: 0,
-    ack: 0,
-    flags: 0,
-    payloadOff: 0,
-    payloadLen: 0,
-    missingLen: 0,
-    window: -1,
-    windowScale: -1,
-  };
 }
