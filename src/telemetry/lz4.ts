@@ -9,7 +9,7 @@
  * the limit, so the work is linear in input plus output, and the output buffer grows with what
  * was produced, never from a size the frame declares.
  */
-import { Output, PayloadError, tooLarge } from './payload-error.js';
+import { Output, pastSkippable, PayloadError, tooLarge } from './payload-error.js';
 
 const MAGIC = 0x184d2204;
 const BLOCK_MAX = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024];
@@ -27,10 +27,9 @@ export function unlz4(blob: Uint8Array, limit: number): Uint8Array {
   while (at < blob.length) {
     if (at + 4 > blob.length) throw bad(`frame header cut at byte ${at}`);
     const magic = view.getUint32(at, true);
-    if ((magic & 0xfffffff0) === 0x184d2a50) {
-      if (at + 8 > blob.length) throw bad(`skippable frame cut at byte ${at}`);
-      at += 8 + view.getUint32(at + 4, true);
-      if (at > blob.length) throw bad('skippable frame passes the end of the data');
+    const skipped = pastSkippable(view, at, bad);
+    if (skipped >= 0) {
+      at = skipped;
       continue;
     }
     if (magic !== MAGIC) throw bad(`bytes after a frame at byte ${at} are not a frame`);
@@ -123,12 +122,7 @@ function block(src: Uint8Array, at: number, end: number, out: Output, blockMax: 
     len += 4;
     if (out.n + len > blockEnd) throw bad(`a block decompresses past the frame's block size (${blockMax})`);
     out.room(len);
-    const buf = out.buf;
-    let to = out.n;
-    let from = to - offset;
-    if (offset >= len) buf.copyWithin(to, from, from + len);
-    else for (const stop = to + len; to < stop; ) buf[to++] = buf[from++]!;
-    out.n += len;
+    out.match(offset, len);
   }
 }
 

@@ -37,7 +37,32 @@ export class Output {
     next.set(this.buf.subarray(0, this.n));
     this.buf = next;
   }
+  /**
+   * LZ77's match, as lz4, snappy and zstd write it: `len` bytes copied from `offset` back, where the
+   * copy may overlap what it writes (an offset shorter than the length repeats). The caller has
+   * checked the offset against what was produced, and made room.
+   */
+  match(offset: number, len: number): void {
+    const buf = this.buf;
+    let to = this.n;
+    let from = to - offset;
+    if (offset >= len) buf.copyWithin(to, from, from + len);
+    else for (const stop = to + len; to < stop; ) buf[to++] = buf[from++]!;
+    this.n += len;
+  }
   bytes(): Uint8Array {
     return this.buf.subarray(0, this.n);
   }
+}
+
+/**
+ * A skippable frame at `at` (magic 0x184D2A50-5F, then its length: RFC 8878 3.1.2, and LZ4's frame
+ * format likewise): the offset past it, or -1 when `at` starts none.
+ */
+export function pastSkippable(view: DataView, at: number, bad: (why: string) => Error): number {
+  if ((view.getUint32(at, true) & 0xfffffff0) !== 0x184d2a50) return -1;
+  if (at + 8 > view.byteLength) throw bad(`skippable frame cut at byte ${at}`);
+  const next = at + 8 + view.getUint32(at + 4, true);
+  if (next > view.byteLength) throw bad('skippable frame passes the end of the data');
+  return next;
 }

@@ -66,12 +66,7 @@ export function snappyBlock(src: Uint8Array, limit: number): Uint8Array {
     if (offset === 0 || offset > out.n) throw bad(`copy offset ${offset} reaches before the block's start`);
     if (out.n + len > declared) throw bad(`the block produces more than the ${declared} bytes it declares`);
     out.room(len);
-    const buf = out.buf;
-    let to = out.n;
-    let from = to - offset;
-    if (offset >= len) buf.copyWithin(to, from, from + len);
-    else for (const stop = to + len; to < stop; ) buf[to++] = buf[from++]!;
-    out.n += len;
+    out.match(offset, len);
   }
   if (out.n !== declared) throw bad(`the block declares ${declared} bytes and holds ${out.n}`);
   return out.bytes();

@@ -35,7 +35,7 @@
  *   OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER
  *   DEALINGS IN THE SOFTWARE.
  */
-import { Output, PayloadError, tooLarge } from './payload-error.js';
+import { Output, pastSkippable, PayloadError, tooLarge } from './payload-error.js';
 
 const bad = (why: string) => new PayloadError('invalid', `zstd: ${why}`);
 
@@ -296,10 +296,9 @@ export function unzstd(blob: Uint8Array, limit: number): Uint8Array {
   while (at < blob.length) {
     if (at + 4 > blob.length) throw bad(`frame header cut at byte ${at}`);
     const magic = view.getUint32(at, true);
-    if ((magic & 0xfffffff0) === 0x184d2a50) {
-      if (at + 8 > blob.length) throw bad(`skippable frame cut at byte ${at}`);
-      at += 8 + view.getUint32(at + 4, true);
-      if (at > blob.length) throw bad('skippable frame passes the end of the data');
+    const skipped = pastSkippable(view, at, bad);
+    if (skipped >= 0) {
+      at = skipped;
       continue;
     }
     if (magic !== 0xfd2fb528) throw bad(at === 0 ? `not a zstd frame (starts with ${hex(blob)})` : `bytes after a frame at byte ${at} are not a frame`);
@@ -504,11 +503,7 @@ function compressed(dat: Uint8Array, st: Frame, out: Output): void {
       out.n += ll;
       spl += ll;
       if (off < 1 || off > out.n - st.start) throw bad(`match offset ${off} reaches before the frame's start`);
-      let to = out.n;
-      let from = to - off;
-      if (off >= ml) buf.copyWithin(to, from, from + ml);
-      else for (const stop = to + ml; to < stop; ) buf[to++] = buf[from++]!;
-      out.n += ml;
+      out.match(off, ml);
     }
     if (spos !== begin) throw bad('sequence bit stream not consumed exactly');
   } else if (bt !== ebt) throw bad('bytes after a block without sequences');
