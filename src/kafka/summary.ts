@@ -7,7 +7,7 @@
 import { protocol, type Protocol } from './protocol.js';
 import { inRange, layoutFor, type FieldSchema } from './schema/model.js';
 import type { Struct, Value } from './schema/interpreter.js';
-import { uuidToBase64 } from './uuid.js';
+import { isZeroUuid, uuidToBase64 } from './uuid.js';
 
 /** Topics listed at most; the rest are counted. */
 const MAX_TOPICS = 8;
@@ -20,13 +20,18 @@ function fieldsOf(fields: readonly FieldSchema[], version: number): FieldSchema[
   return fields.filter((f) => inRange(f.versions, version));
 }
 
+/**
+ * A topic's name wherever its struct holds it, else its TopicId. Metadata v10+ and others carry both,
+ * TopicId first, and the zero UUID is Kafka's "no ID" (Uuid.ZERO_UUID): it never names a topic.
+ */
 function topicOf(fields: readonly FieldSchema[], s: Struct): string | null {
+  let id: string | null = null;
   for (const f of fields) {
     const v = s[f.name];
     if (f.entityType === 'topicName' && typeof v === 'string') return v;
-    if (f.name === 'TopicId' && v instanceof Uint8Array) return uuidToBase64(v);
+    if (f.name === 'TopicId' && v instanceof Uint8Array && id === null && !isZeroUuid(v)) id = uuidToBase64(v);
   }
-  return null;
+  return id;
 }
 
 function partitionsOf(fields: readonly FieldSchema[], s: Struct, version: number): number[] {
