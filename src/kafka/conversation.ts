@@ -216,9 +216,18 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.tls!.data(0, buf, off, len, frame, tsSec, tsNsec);
       return;
     }
-    const kept = probe.data(dir, buf, off, len, frame, tsSec, tsNsec);
-    // The detector may have kept only part of this segment: the rest follows what it kept.
-    if (this.act(probe.verdict()) && kept < len) this.data(dir, buf, off + kept, len - kept, frame, tsSec, tsNsec);
+    // The detector may keep only part of this segment (a mid-stream scan lets go of bytes as it goes on): the rest follows.
+    for (;;) {
+      const kept = probe.data(dir, buf, off, len, frame, tsSec, tsNsec);
+      const decided = this.act(probe.verdict());
+      if (kept >= len || this.probe === null) {
+        if (decided && kept < len) this.data(dir, buf, off + kept, len - kept, frame, tsSec, tsNsec);
+        return;
+      }
+      if (kept === 0) return;
+      off += kept;
+      len -= kept;
+    }
   }
 
   /** Acts on the detector's verdict: true when the connection is now Kafka (what the detector kept replayed). */
@@ -231,7 +240,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       return false;
     }
     this.decide(v.client);
-    probe.replay(this);
+    probe.replay(this, v.client);
     return true;
   }
 
@@ -241,6 +250,10 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
 
   replayGap(dir: Direction, bytes: number, frame: number): void {
     this.gap(dir, bytes, frame);
+  }
+
+  replaySkipped(dir: Direction, bytes: number, frame: number): void {
+    this.desync(dir === this.clientDir ? 'client' : 'broker', bytes, 'captured mid-stream: before the first frame detection found', frame);
   }
 
   // ---- requests ----------------------------------------------------------------------------------
