@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { deflateRawSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { tmpFile } from './builder/capture.js';
+import { readCapture } from '../src/capture/read.js';
+import { hexBytes, pcapFile, recordingSink, tmpFile } from './builder/capture.js';
 import { requestFrame } from './builder/kafka.js';
 import { Scenario, type KafkaConn } from './builder/scenario.js';
 import { CONTENT, Tls13Session } from './builder/tls.js';
@@ -152,5 +153,25 @@ describe('detection past a connection first bytes: captured mid-stream (issue 27
     zipped.close();
     const report = await analyzeFiles([s.file('detect-midstream-binary.pcap')]);
     expect(report.connections).toEqual([]);
+  });
+});
+
+describe('a real capture cut inside its 88 KiB Produce (fixtures/kcat-mock-large.pcap.gz, issue 27 item 1)', () => {
+  /** The fixture from frame `from` on, written back as a pcap: the capture starts there. */
+  async function cutFixture(from: number, name: string): Promise<string> {
+    const { sink, packets } = recordingSink();
+    await readCapture('fixtures/kcat-mock-large.pcap.gz', sink);
+    const kept = packets.filter((p) => p.frame >= from);
+    return tmpFile(name, pcapFile({ linkType: kept[0]!.linkType, nanosecond: true, packets: kept.map((p) => ({ tsSec: p.tsSec, tsNsec: p.tsNsec, data: hexBytes(p.data) })) }));
+  }
+
+  it('the producer connection, starting in its Produce (frames 22 and 24 of the 3) with only the Produce response after it, is not guessed: a capture note names its port', async () => {
+    // tshark -d tcp.port==45853,kafka: frame 26 is the Produce v3 response (one topic, kcid-fixture), which
+    // reads as a Produce v3 request header whose ClientId is the topic: one frame that cannot be confirmed.
+    const file = await cutFixture(22, 'kcat-large-cut-produce.pcap');
+    const report = await analyzeFiles([file]);
+    expect(report.connections.map((c) => `${c.client} -> ${c.broker} ${c.requests}`)).toEqual(['127.0.0.1:58400 -> 127.0.0.1:36057 7', '127.0.0.1:35560 -> 127.0.0.1:45853 9']);
+    // As tshark -d tcp.port==36057,kafka -d tcp.port==45853,kafka counts them. Before: no note; the connection vanished without a word.
+    expect(report.inputs[0]!.notes).toEqual(['1 TCP connection not recognised as Kafka: port 45853 (1 connection, 149,259 bytes); if a port carries Kafka, list it with --port (for example --port 45853)']);
   });
 });

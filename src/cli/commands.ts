@@ -172,10 +172,12 @@ function filterText(o: Partial<CommonCliOptions>): string {
 /**
  * Filters that match nothing usually mean a typo, and a CI gate that checks nothing must not pass:
  * exit 2 with the filters named, unless --allow-empty says an empty match is expected (as eslint
- * refuses patterns that match no file unless told otherwise).
+ * refuses patterns that match no file unless told otherwise). Inputs with no Kafka at all, likewise.
  */
 function checkNotEmpty(matched: boolean, o: Partial<CommonCliOptions>, filters: Filters): void {
-  if (matched || !hasFilters(filters) || o.allowEmpty === true) return;
+  if (matched || o.allowEmpty === true) return;
+  // An analysis that found no Kafka at all must not pass a gate silently either (issue 27).
+  if (!hasFilters(filters)) throw new UsageError('no Kafka found in the input (see its capture notes; give --port if Kafka runs on other ports, or --allow-empty if that is expected)');
   throw new UsageError(`the filters match no Kafka connection (${filterText(o)}); give --allow-empty if that is expected`);
 }
 

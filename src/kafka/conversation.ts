@@ -138,9 +138,16 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   }
 
   private ignore(): void {
+    if (this.ignored) return;
     this.ignored = true;
     this.probe = null;
     this.tcp.ignore();
+    const tally = this.opts.unrecognised;
+    if (tally === undefined) return;
+    const t = this.tcp;
+    // Without the SYN the server's port is not known yet (another connection may show it later): both ports, while the tally is small.
+    const key = t.synSeen ? t.b.port : tally.size < UNRECOGNISED_PAIRS ? 65536 * (1 + t.a.port) + t.b.port : Math.min(t.a.port, t.b.port);
+    tally.set(key, (tally.get(key) ?? 0) + 1);
   }
 
   // ---- TLS: the session hands back plaintext ---------------------------------------------------
@@ -399,6 +406,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
 }
 
 /** The one place that turns the TCP stage's connections into Kafka conversations. */
+/** Entries of the tally of connections not recognised as Kafka past which a connection without its SYN is put under its lower port. */
+const UNRECOGNISED_PAIRS = 65536;
+
 export class KafkaStreamFactory {
   private readonly opts: KafkaOptions;
 

@@ -293,12 +293,32 @@ export class KafkaDetector {
 
   private byBytes(): Verdict {
     // The SYN's sender (side A) is the only candidate when the capture saw it.
-    const a = this.directionVerdict(0);
+    let a = this.directionVerdict(0);
+    if (a === PLAUSIBLE && !this.ends.synSeen && this.scanning[1]) a = this.confirmStart(0);
     if (a === PLAUSIBLE) return CLIENT_A;
     if (this.ends.synSeen) return a === IMPLAUSIBLE ? 'not-kafka' : 'undecided';
-    const b = this.directionVerdict(1);
+    let b = this.directionVerdict(1);
+    if (b === PLAUSIBLE && this.scanning[0]) b = this.confirmStart(1);
     if (b === PLAUSIBLE) return CLIENT_B;
     return a === IMPLAUSIBLE && b === IMPLAUSIBLE ? 'not-kafka' : 'undecided';
+  }
+
+  /**
+   * The other direction is captured mid-stream (its first bytes are not a frame), so one plausible
+   * request at the start of d is not enough (a Produce response naming one topic reads as a Produce
+   * request header): the frame after it must be a plausible request too.
+   */
+  private confirmStart(d: Direction): Plausibility {
+    if (this.scanning[d]) return PLAUSIBLE; // a scan's find is confirmed already
+    const joined = this.joinedOf(d);
+    const next = 4 + joined.readInt32BE(0);
+    if (next + 14 > joined.length) return NEED_MORE;
+    const then = plausibleRequest(joined, next, joined.length - next, true, this.maxFrameBytes);
+    if (then !== IMPLAUSIBLE) return then;
+    // Not confirmed: d is scanned on past its first byte.
+    this.scanning[d] = true;
+    this.scanPos[d] = 1;
+    return this.scan(d, joined);
   }
 
   /**
