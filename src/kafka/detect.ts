@@ -294,17 +294,30 @@ export class KafkaDetector {
   private byBytes(): Verdict {
     // The SYN's sender (side A) is the only candidate when the capture saw it.
     let a = this.directionVerdict(0);
-    if (a === PLAUSIBLE && !this.ends.synSeen && this.scanning[1]) a = this.confirmStart(0);
+    if (a === PLAUSIBLE && !this.ends.synSeen && this.midFrame(1)) a = this.confirmStart(0);
     if (a === PLAUSIBLE) return CLIENT_A;
     if (this.ends.synSeen) return a === IMPLAUSIBLE ? 'not-kafka' : 'undecided';
     let b = this.directionVerdict(1);
-    if (b === PLAUSIBLE && this.scanning[0]) b = this.confirmStart(1);
+    if (b === PLAUSIBLE && this.midFrame(0)) b = this.confirmStart(1);
     if (b === PLAUSIBLE) return CLIENT_B;
     return a === IMPLAUSIBLE && b === IMPLAUSIBLE ? 'not-kafka' : 'undecided';
   }
 
   /**
-   * The other direction is captured mid-stream (its first bytes are not a frame), so one plausible
+   * Direction d's first bytes are not a request, nor even a frame's size and a correlation id (a
+   * response's head): the capture started inside one of its frames.
+   */
+  private midFrame(d: Direction): boolean {
+    if (!this.scanning[d]) return false;
+    if (this.skipped[d] > 0 || this.lost[d] > 0) return true;
+    const joined = this.joinedOf(d);
+    if (joined.length < 8) return false;
+    const size = joined.readInt32BE(0);
+    return size < 4 || size > this.maxFrameBytes || joined.readInt32BE(4) < 0;
+  }
+
+  /**
+   * The other direction is captured mid-frame (its first bytes are not a frame), so one plausible
    * request at the start of d is not enough (a Produce response naming one topic reads as a Produce
    * request header): the frame after it must be a plausible request too.
    */
