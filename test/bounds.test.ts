@@ -44,13 +44,13 @@ async function kcid(args: string[]): Promise<Cli> {
 }
 
 async function report(file: string, extra: string[] = []): Promise<{ findings: { rule: string; frame: number; message: string }[]; summary: { requests: number; connections: number }; inputs: { notes: string[]; packets: number }[] }> {
-  const r = await kcid(['analyze', '--format', 'json', '--fail-on', 'none', ...extra, file]);
+  const r = await kcid(['analyze', '--format', 'json', '--fail-on', 'none', '--allow-empty', ...extra, file]);
   expect(r.err).toBe('');
   return JSON.parse(r.out);
 }
 
 async function rows(file: string, extra: string[] = []): Promise<{ frame: number; correlationId: number; responseFrame: number | null; requestCaptured: boolean; otherTags: { tag: number; size: number }[] }[]> {
-  const r = await kcid(['requests', '--format', 'ndjson', ...extra, file]);
+  const r = await kcid(['requests', '--format', 'ndjson', '--allow-empty', ...extra, file]);
   expect(r.err).toBe('');
   return r.out === '' ? [] : r.out.trimEnd().split('\n').map((l) => JSON.parse(l));
 }

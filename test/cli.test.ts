@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { NO_SHARED, runKcid, skipUnless, type CliResult as Result } from './helpers.js';
 import { HAVE_SHARED } from './real/captures.js';
 import { tmpDir, tmpFile } from './builder/capture.js';
+import { Scenario } from './builder/scenario.js';
 import { MIX_IDS } from './fixtures/kip1313-mix.js';
 import { RULES } from '../src/analysis/rules/index.js';
 import { floodCapture } from '../scripts/fuzz/flood.js';
@@ -433,5 +434,32 @@ describe('the real process', () => {
     });
     expect(r.stdout.trim().split(/\s+/)).toEqual(['20000', 'kcid', 'exit', '0']);
     expect(r.stderr).toBe('');
+  });
+});
+
+describe('never silent on TCP kcid did not recognise (issue 27)', () => {
+  /** A connection on port 7000 (SYN seen) whose client's first bytes are HTTP: not Kafka. */
+  function httpOnly(): string {
+    const s = new Scenario();
+    const c = s.connect({ client: '10.9.0.1:40000', broker: '10.9.0.2:7000' });
+    c.clientBytes(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+    c.serverBytes(Buffer.from('HTTP/1.1 204 No Content\r\n\r\n'));
+    c.close();
+    return s.file('cli-not-kafka.pcap');
+  }
+  const NOTE = '1 TCP connection not recognised as Kafka: port 7000 (1 connection, 54 bytes); if a port carries Kafka, list it with --port (for example --port 7000)';
+
+  it('no Kafka at all exits 2 with one line, in every format, unless --allow-empty', async () => {
+    const file = httpOnly();
+    for (const format of ['table', 'json', 'ndjson', 'sarif', 'junit', 'markdown']) {
+      const r = await kcid(['analyze', file, '--format', format]);
+      // Before: exit 0 and "No findings".
+      expect([r.code, r.stdout, r.stderr]).toEqual([2, '', 'kcid: no Kafka found in the input (see its capture notes; give --port if Kafka runs on other ports, or --allow-empty if that is expected)\n']);
+    }
+    const ok = await kcid(['analyze', file, '--format', 'json', '--allow-empty']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).inputs[0].notes).toEqual([NOTE]);
+    const table = await kcid(['analyze', file, '--allow-empty']);
+    expect(table.stdout).toContain(`capture note: ${file}: ${NOTE}`);
   });
 });

@@ -162,8 +162,10 @@ export async function analyzeInput(
   // PushTelemetry frames are kept whole (up to the bound) when their metrics are decoded: for the
   // telemetry rules and outputs, or for kcid requests --bodies, whose rows show them.
   const keepTelemetryBytes = (telemetry.collect && telemetry.decode !== 'none') || opts.maxBodyBytes !== undefined ? telemetry.maxBytes : 0;
+  const unrecognised = new Map<number, number>();
   const reassembler = new Reassembler(
     new KafkaStreamFactory(analyzer, {
+      unrecognised,
       kafkaPorts: opts.kafkaPorts,
       detect: opts.detect,
       maxFrameBytes: opts.maxFrameBytes,
@@ -181,6 +183,7 @@ export async function analyzeInput(
   );
   const net = newNetStats();
   const segment = newSegment();
+  const portBytes = new Float64Array(65536);
   let packets = 0;
   let startUs: number | null = null;
   const sink: PacketSink = {
@@ -192,7 +195,15 @@ export async function analyzeInput(
       packets++;
       clock.tsSec = p.tsSec;
       clock.tsNsec = p.tsNsec;
-      if (decodeTcp(p, segment, net)) reassembler.segment(segment);
+      if (decodeTcp(p, segment, net)) {
+        // TCP payload bytes by port (both ends): 512 KiB, for the note on traffic kcid did not recognise.
+        const n = segment.payloadLen + segment.missingLen;
+        if (n > 0) {
+          portBytes[segment.srcPort]! += n;
+          portBytes[segment.dstPort]! += n;
+        }
+        reassembler.segment(segment);
+      }
     },
     onSecrets(type: number, data: Buffer) {
       if (type === SECRETS_TLS_KEY_LOG) tlsKeys.add("the capture's decryption secrets block", data.toString('latin1'));
@@ -221,6 +232,8 @@ export async function analyzeInput(
   if (analyzer.emptyConnections > 0) {
     notes.push(`${count(analyzer.emptyConnections)} connections to Kafka ports carried no Kafka message and are not listed`);
   }
+  const unrecognisedNote = unrecognisedTcpNote(unrecognised, portBytes, analyzer.kafkaPorts);
+  if (unrecognisedNote !== null) notes.push(unrecognisedNote);
   if (stats.truncatedPackets > 0) {
     notes.push(
       `${count(stats.truncatedPackets)} packets were cut short by the capture's snapshot length (tcpdump -s): their missing bytes are gaps, and requests inside them are not seen`,
@@ -295,4 +308,39 @@ function captureFinding(rule: RuleMeta, message: string, frame: number | null, i
     clientInstanceId: null,
     input,
   });
+}
+
+/** Ports named in the note on TCP traffic kcid did not recognise, at most. */
+const UNRECOGNISED_PORTS_NAMED = 3;
+
+/**
+ * "TCP traffic not recognised as Kafka: port 7000 (1 connection, 256,000 bytes), ...": the busiest
+ * ports (by bytes, then connections) of connections left out as not Kafka, and how to make kcid read
+ * them; null when every connection was Kafka. Bytes are every TCP payload byte to or from the port.
+ */
+export function unrecognisedTcpNote(unrecognised: ReadonlyMap<number, number>, portBytes: Float64Array, kafkaPorts: ReadonlySet<number>): string | null {
+  const byPort = new Map<number, number>();
+  for (const [key, n] of unrecognised) {
+    let port = key;
+    if (key >= 65536) {
+      // Both ports of a connection without its SYN: a Kafka port (learned later) is the server's, else the lower.
+      const a = Math.floor(key / 65536) - 1;
+      const b = key % 65536;
+      port = kafkaPorts.has(b) ? b : kafkaPorts.has(a) ? a : Math.min(a, b);
+    }
+    byPort.set(port, (byPort.get(port) ?? 0) + n);
+  }
+  const ports = [...byPort].map(([port, connections]) => ({ port, connections, bytes: portBytes[port] ?? 0 }));
+  if (ports.length === 0) return null;
+  ports.sort((x, y) => y.bytes - x.bytes || y.connections - x.connections || x.port - y.port);
+  const count = (n: number): string => n.toLocaleString('en-US');
+  const plural = (n: number, word: string): string => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
+  const named = ports.slice(0, UNRECOGNISED_PORTS_NAMED);
+  const total = ports.reduce((sum, p) => sum + p.connections, 0);
+  const more = ports.length > named.length ? `, and ${plural(ports.length - named.length, 'other port')}` : '';
+  return (
+    `${plural(total, 'TCP connection')} not recognised as Kafka: ` +
+    named.map((p) => `port ${p.port} (${plural(p.connections, 'connection')}, ${plural(p.bytes, 'byte')})`).join(', ') +
+    `${more}; if a port carries Kafka, list it with --port (for example --port ${named.map((p) => p.port).join(',')})`
+  );
 }

@@ -55,7 +55,7 @@ function addCaptureOptions(cmd: Command): Command {
         .choices(['voting', 'accepted'])
         .default('voting'),
     )
-    .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
+    .option('--allow-empty', 'no Kafka found, or filters that match nothing, is not an error (exit 0, not 2)')
     .addOption(timeFormatOption());
 }
 
@@ -177,7 +177,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--api <apis>', 'only these APIs')
     .option('--since <time>', 'only from this time')
     .option('--until <time>', 'only up to this time')
-    .option('--allow-empty', 'filters that match nothing are not an error (exit 0, not 2)')
+    .option('--allow-empty', 'no Kafka found, or filters that match nothing, is not an error (exit 0, not 2)')
     .option('--telemetry', 'also show the KIP-714 telemetry conversations the summaries hold (JSON: a telemetry member)')
     .addOption(timeFormatOption())
     .action(async (files: string[], o: object, cmd: Command) => {

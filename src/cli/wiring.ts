@@ -58,10 +58,12 @@ export function startInputs(captures: readonly string[], io: Io): void {
 /**
  * Filters that match nothing usually mean a typo, and a CI gate that checks nothing must not pass:
  * exit 2 with the filters named, unless --allow-empty says an empty match is expected (as eslint
- * refuses patterns that match no file unless told otherwise).
+ * refuses patterns that match no file unless told otherwise). Inputs with no Kafka at all, likewise.
  */
 export function checkNotEmpty(matched: boolean, f: FilterPlan): void {
-  if (matched || !hasFilters(f.filters) || f.allowEmpty) return;
+  if (matched || f.allowEmpty) return;
+  // An analysis that found no Kafka at all must not pass a gate silently either.
+  if (!hasFilters(f.filters)) throw new UsageError('no Kafka found in the input (see its capture notes; give --port if Kafka runs on other ports, or --allow-empty if that is expected)');
   const text = f.given.map(([flag, value]) => `${flag} ${sanitize(value)}`).join(' ');
   throw new UsageError(`the filters match no Kafka connection (${text}); give --allow-empty if that is expected`);
 }

@@ -138,9 +138,16 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
   }
 
   private ignore(): void {
+    if (this.ignored) return;
     this.ignored = true;
     this.probe = null;
     this.tcp.ignore();
+    const tally = this.opts.unrecognised;
+    if (tally === undefined) return;
+    const t = this.tcp;
+    // Without the SYN the server's port is not known yet (another connection may show it later): both ports, while the tally is small.
+    const key = t.synSeen ? t.b.port : tally.size < UNRECOGNISED_PAIRS ? 65536 * (1 + t.a.port) + t.b.port : Math.min(t.a.port, t.b.port);
+    tally.set(key, (tally.get(key) ?? 0) + 1);
   }
 
   // ---- TLS: the session hands back plaintext ---------------------------------------------------
@@ -216,9 +223,18 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       this.tls!.data(0, buf, off, len, frame, tsSec, tsNsec);
       return;
     }
-    const kept = probe.data(dir, buf, off, len, frame, tsSec, tsNsec);
-    // The detector may have kept only part of this segment: the rest follows what it kept.
-    if (this.act(probe.verdict()) && kept < len) this.data(dir, buf, off + kept, len - kept, frame, tsSec, tsNsec);
+    // The detector may keep only part of this segment (a mid-stream scan lets go of bytes as it goes on): the rest follows.
+    for (;;) {
+      const kept = probe.data(dir, buf, off, len, frame, tsSec, tsNsec);
+      const decided = this.act(probe.verdict());
+      if (kept >= len || this.probe === null) {
+        if (decided && kept < len) this.data(dir, buf, off + kept, len - kept, frame, tsSec, tsNsec);
+        return;
+      }
+      if (kept === 0) return;
+      off += kept;
+      len -= kept;
+    }
   }
 
   /** Acts on the detector's verdict: true when the connection is now Kafka (what the detector kept replayed). */
@@ -231,7 +247,7 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
       return false;
     }
     this.decide(v.client);
-    probe.replay(this);
+    probe.replay(this, v.client);
     return true;
   }
 
@@ -241,6 +257,10 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
 
   replayGap(dir: Direction, bytes: number, frame: number): void {
     this.gap(dir, bytes, frame);
+  }
+
+  replaySkipped(dir: Direction, bytes: number, frame: number): void {
+    this.desync(dir === this.clientDir ? 'client' : 'broker', bytes, 'captured mid-stream: before the first frame detection found', frame);
   }
 
   // ---- requests ----------------------------------------------------------------------------------
@@ -386,6 +406,9 @@ export class KafkaConversation implements StreamHandler, KafkaConnection, FrameH
 }
 
 /** The one place that turns the TCP stage's connections into Kafka conversations. */
+/** Entries of the tally of connections not recognised as Kafka past which a connection without its SYN is put under its lower port. */
+const UNRECOGNISED_PAIRS = 65536;
+
 export class KafkaStreamFactory {
   private readonly opts: KafkaOptions;
 

@@ -19,6 +19,12 @@ export const PROBE_BYTES = 4096;
  * a run of bare ACKs acknowledging bytes never captured would otherwise grow the detector forever.
  */
 const MAX_PROBE_CHUNKS = 1024;
+/**
+ * Bytes of one direction scanned past its first byte for a request start (a connection captured
+ * mid-stream, its start missed) before that direction is given up as not a Kafka client. The scan
+ * holds at most PROBE_BYTES of the direction at once: bytes before the scan position are let go.
+ */
+export const SCAN_BYTES = 1 << 20;
 
 /**
  * A request plausibly starts at buf[off]: int32 size, int16 API key known to kcid, a valid
@@ -130,6 +136,8 @@ export interface ConnectionEnds {
 export interface DetectorReplay {
   replayData(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void;
   replayGap(dir: Direction, bytes: number, frame: number): void;
+  /** `bytes` of direction `dir` before the first request a mid-stream scan found were skipped (a desync). */
+  replaySkipped?(dir: Direction, bytes: number, frame: number): void;
 }
 
 /**
@@ -174,6 +182,15 @@ function learnedPortClient(c: ConnectionEnds, learned: ReadonlySet<number> | und
 export class KafkaDetector {
   private pieces: Piece[] = [];
   private readonly kept: [number, number] = [0, 0];
+  /** Mid-stream scan (start missed, first bytes not a request): the direction is scanned past its first byte. */
+  private readonly scanning: [boolean, boolean] = [false, false];
+  /** Scan position: offsets of the direction's kept bytes before it cannot start a confirmed request. */
+  private readonly scanPos: [number, number] = [0, 0];
+  /** Bytes let go by the scan, and bytes missing from the capture among them (gaps), per direction. */
+  private readonly skipped: [number, number] = [0, 0];
+  private readonly lost: [number, number] = [0, 0];
+  /** The offset in the client's kept bytes where its first confirmed request starts (a scan's find). */
+  private clientStart = 0;
 
   constructor(
     private readonly maxFrameBytes: number,
@@ -188,6 +205,7 @@ export class KafkaDetector {
 
   /** Keeps up to PROBE_BYTES of this direction; returns how many of `len` bytes were kept (the rest is the owner's once decided). */
   data(dir: Direction, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): number {
+    if (this.scanning[dir] && this.kept[dir] >= PROBE_BYTES) this.letGo(dir, Math.max(this.scanPos[dir], 1));
     const keep = Math.min(len, PROBE_BYTES - this.kept[dir]);
     if (keep > 0) {
       this.pieces.push({ dir, bytes: Buffer.from(buf.subarray(off, off + keep)), gap: 0, frame, tsSec, tsNsec });
@@ -198,6 +216,12 @@ export class KafkaDetector {
 
   /** `bytes` of direction `dir` are missing from the capture. */
   gap(dir: Direction, bytes: number, frame: number, tsSec: number, tsNsec: number): void {
+    if (this.scanning[dir]) {
+      // Bytes before the hole cannot start a request that goes on after it: let them go, count the hole.
+      this.letGo(dir, this.kept[dir]);
+      this.lost[dir] += bytes;
+      return;
+    }
     // One past the bound, so that the verdict (full) still hands this gap on.
     if (this.pieces.length <= MAX_PROBE_CHUNKS) this.pieces.push({ dir, bytes: null, gap: bytes, frame, tsSec, tsNsec });
   }
@@ -206,7 +230,7 @@ export class KafkaDetector {
   verdict(): Verdict {
     const v = this.byBytes();
     if (v !== 'undecided') return v;
-    const full = this.kept[0] >= PROBE_BYTES || this.kept[1] >= PROBE_BYTES || this.pieces.length > MAX_PROBE_CHUNKS;
+    const full = (this.kept[0] >= PROBE_BYTES && !this.scanning[0]) || (this.kept[1] >= PROBE_BYTES && !this.scanning[1]) || this.pieces.length > MAX_PROBE_CHUNKS;
     return full ? this.byPort() : v;
   }
 
@@ -222,27 +246,125 @@ export class KafkaDetector {
   }
 
   /** Hands back what was kept, in capture order; the detector is empty afterwards. */
-  replay(to: DetectorReplay): void {
+  replay(to: DetectorReplay, client: Direction): void {
+    // What a scan let go of the client's stream, up to its first confirmed request, is skipped, not dropped.
+    const skip: [number, number] = [0, 0];
+    skip[client] = this.clientStart;
+    const first = this.pieces[0]?.frame ?? 0;
+    for (const d of [0, 1] as const) {
+      if (this.lost[d] > 0) to.replayGap(d, this.lost[d], first);
+      if (this.skipped[d] + skip[d] > 0) to.replaySkipped?.(d, this.skipped[d] + skip[d], first);
+    }
     const pieces = this.pieces;
     this.pieces = [];
     for (const c of pieces) {
-      if (c.bytes !== null) to.replayData(c.dir, c.bytes, 0, c.bytes.length, c.frame, c.tsSec, c.tsNsec);
-      else to.replayGap(c.dir, c.gap, c.frame);
+      if (c.bytes === null) {
+        to.replayGap(c.dir, c.gap, c.frame);
+        continue;
+      }
+      const from = Math.min(skip[c.dir], c.bytes.length);
+      skip[c.dir] -= from;
+      if (from < c.bytes.length) to.replayData(c.dir, c.bytes, from, c.bytes.length - from, c.frame, c.tsSec, c.tsNsec);
     }
+  }
+
+  /** Lets go of the first n kept bytes of direction d (a scan has ruled them out as a request start). */
+  private letGo(d: Direction, n: number): void {
+    let left = n;
+    const out: Piece[] = [];
+    for (const c of this.pieces) {
+      if (c.dir !== d || left === 0 || c.bytes === null) {
+        out.push(c);
+        continue;
+      }
+      if (c.bytes.length <= left) {
+        left -= c.bytes.length;
+        continue;
+      }
+      out.push({ ...c, bytes: c.bytes.subarray(left) });
+      left = 0;
+    }
+    const gone = n - left;
+    this.pieces = out;
+    this.kept[d] -= gone;
+    this.skipped[d] += gone;
+    this.scanPos[d] = Math.max(0, this.scanPos[d] - gone);
   }
 
   private byBytes(): Verdict {
     // The SYN's sender (side A) is the only candidate when the capture saw it.
-    const a = this.directionVerdict(0);
+    let a = this.directionVerdict(0);
+    if (a === PLAUSIBLE && !this.ends.synSeen && this.midFrame(1)) a = this.confirmStart(0);
     if (a === PLAUSIBLE) return CLIENT_A;
     if (this.ends.synSeen) return a === IMPLAUSIBLE ? 'not-kafka' : 'undecided';
-    const b = this.directionVerdict(1);
+    let b = this.directionVerdict(1);
+    if (b === PLAUSIBLE && this.midFrame(0)) b = this.confirmStart(1);
     if (b === PLAUSIBLE) return CLIENT_B;
     return a === IMPLAUSIBLE && b === IMPLAUSIBLE ? 'not-kafka' : 'undecided';
   }
 
+  /**
+   * Direction d's first bytes are not a request, nor even a frame's size and a correlation id (a
+   * response's head): the capture started inside one of its frames.
+   */
+  private midFrame(d: Direction): boolean {
+    if (!this.scanning[d]) return false;
+    if (this.skipped[d] > 0 || this.lost[d] > 0) return true;
+    const joined = this.joinedOf(d);
+    if (joined.length < 8) return false;
+    const size = joined.readInt32BE(0);
+    return size < 4 || size > this.maxFrameBytes || joined.readInt32BE(4) < 0;
+  }
+
+  /**
+   * The other direction is captured mid-frame (its first bytes are not a frame), so one plausible
+   * request at the start of d is not enough (a Produce response naming one topic reads as a Produce
+   * request header): the frame after it must be a plausible request too.
+   */
+  private confirmStart(d: Direction): Plausibility {
+    if (this.scanning[d]) return PLAUSIBLE; // a scan's find is confirmed already
+    const joined = this.joinedOf(d);
+    const next = 4 + joined.readInt32BE(0);
+    if (next + 14 > joined.length) return NEED_MORE;
+    const then = plausibleRequest(joined, next, joined.length - next, true, this.maxFrameBytes);
+    if (then !== IMPLAUSIBLE) return then;
+    // Not confirmed: d is scanned on past its first byte.
+    this.scanning[d] = true;
+    this.scanPos[d] = 1;
+    return this.scan(d, joined);
+  }
+
+  /**
+   * Mid-stream (the start missed): the first request start in d's kept bytes past the scan position
+   * that is confirmed by the next frame: a plausible request (strict) at o whose frame, ending inside
+   * the bytes kept, is followed by another plausible request. Offsets ruled out move the scan
+   * position on; each offset is judged once (the bytes a check reads are bounded by PROBE_BYTES).
+   */
+  private scan(d: Direction, joined: Buffer): Plausibility {
+    const len = joined.length;
+    let o = this.scanPos[d];
+    for (; o + 14 <= len; o++) {
+      const here = plausibleRequest(joined, o, len - o, true, this.maxFrameBytes);
+      if (here === IMPLAUSIBLE) continue;
+      const next = o + 4 + joined.readInt32BE(o);
+      // A frame too long to be followed inside the bytes kept cannot be confirmed: not a start kcid can use.
+      if (next + 14 > o + PROBE_BYTES) continue;
+      if (here === NEED_MORE || next + 14 > len) break;
+      const then = plausibleRequest(joined, next, len - next, true, this.maxFrameBytes);
+      if (then === IMPLAUSIBLE) continue;
+      if (then === NEED_MORE) break;
+      this.scanPos[d] = o;
+      this.clientStart = o;
+      return PLAUSIBLE;
+    }
+    this.scanPos[d] = o;
+    if (this.skipped[d] + o >= SCAN_BYTES) return IMPLAUSIBLE;
+    return NEED_MORE;
+  }
+
   /** Does direction d's kept stream start with a plausible request? (From its first byte, before any gap.) */
   private directionVerdict(d: Direction): Plausibility {
+    if (this.scanning[d]) return this.scan(d, this.joinedOf(d));
     const parts: Buffer[] = [];
     for (const c of this.pieces) {
       if (c.dir !== d) continue;
@@ -252,6 +374,17 @@ export class KafkaDetector {
     if (parts.length === 0) return NEED_MORE;
     const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     if (looksLikeTls(joined, 0, joined.length)) return IMPLAUSIBLE;
-    return plausibleRequest(joined, 0, Math.min(joined.length, PROBE_BYTES), true, this.maxFrameBytes);
+    const v = plausibleRequest(joined, 0, Math.min(joined.length, PROBE_BYTES), true, this.maxFrameBytes);
+    // The start missed, the first bytes not a request: a long-lived connection captured mid-stream is scanned on.
+    if (v !== IMPLAUSIBLE || this.ends.synSeen || this.pieces.some((c) => c.dir === d && c.bytes === null)) return v;
+    this.scanning[d] = true;
+    this.scanPos[d] = 1;
+    return this.scan(d, joined);
+  }
+
+  private joinedOf(d: Direction): Buffer {
+    const parts: Buffer[] = [];
+    for (const c of this.pieces) if (c.dir === d && c.bytes !== null) parts.push(c.bytes);
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   }
 }

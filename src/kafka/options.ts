@@ -32,4 +32,11 @@ export interface KafkaOptions {
    * hidden), with only what the rules read decoded into `body`, as without maxBodyBytes.
    */
   bodyForm?: 'value' | 'json';
+  /**
+   * Connections left out as not Kafka, by their server's port (the SYN's target), or without the
+   * SYN by both ports (key 65536 * (1 + portA) + portB) while the tally has under 65,536 entries,
+   * else by the lower port: so at most 131,072 entries. Filled by the conversations, read once the
+   * capture is read (the "TCP connections not recognised as Kafka" capture note).
+   */
+  unrecognised?: Map<number, number>;
 }

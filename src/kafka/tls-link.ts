@@ -119,7 +119,7 @@ class Link implements TlsOutput, DetectorReplay {
     }
     p.owner.tlsIsKafka();
     for (const n of p.notes) this.listener.note(this.conn, n);
-    p.detector.replay(this);
+    p.detector.replay(this, v.client);
   }
 
   replayData(side: TlsSide, buf: Buffer, off: number, len: number, frame: number, tsSec: number, tsNsec: number): void {
