@@ -31,7 +31,7 @@ afterAll(() => {
 async function analyzeJson(path: string): Promise<{ code: number; out: string; err: string }> {
   const r = { code: 0, out: '', err: '' };
   const io: Io = { stdout: { write: (s: string) => (r.out += s) }, stderr: { write: (s: string) => (r.err += s) }, env: { NO_COLOR: '1' } };
-  r.code = await run(['analyze', '--format', 'json', '--fail-on', 'none', path], io);
+  r.code = await run(['analyze', '--format', 'json', '--fail-on', 'none', '--allow-empty', path], io);
   return r;
 }
 
