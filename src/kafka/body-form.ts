@@ -42,8 +42,6 @@ export interface BodyForm {
   reads(kind: BodyKind, key: number, version: number): boolean;
   /** The body in buf[start, end) of a frame ending at frameEnd; null when nothing of it is read. Throws BodyError. */
   decode(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null;
-  /** After decode threw BodyError: the fields the rules read, when this form decodes more than those and they still parse. */
-  salvage(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null;
   /** The error-code scan of a response read whole, or null when it is decoded instead. */
   scanPlan(key: number, version: number): ErrorScanPlan | null;
   /**
@@ -67,16 +65,6 @@ export function bodyForm(p: Protocol, maxBodyBytes: number | undefined, form: 'v
   return form === 'json' ? new JsonBodies(p, maxPrefix) : new ValueBodies(p, maxPrefix);
 }
 
-/** The fields the rules read, or null when they do not parse either. */
-function selective(p: Protocol, kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null {
-  try {
-    return decodeBody(kind, key, version, false, buf, start, end, frameEnd, p);
-  } catch (e) {
-    if (e instanceof BodyError) return null;
-    throw e;
-  }
-}
-
 /** No --bodies: what the rules read. */
 class RuleBodies implements BodyForm {
   readonly maxPrefix = MAX_PREFIX;
@@ -87,9 +75,6 @@ class RuleBodies implements BodyForm {
   }
   decode(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null {
     return decodeBody(kind, key, version, false, buf, start, end, frameEnd, this.p);
-  }
-  salvage(): DecodedBody | null {
-    return null;
   }
   scanPlan(key: number, version: number): ErrorScanPlan | null {
     return errorScanFor(key, version, this.p);
@@ -119,10 +104,6 @@ class ValueBodies implements BodyForm {
   }
   decode(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null {
     return decodeBody(kind, key, version, true, buf, start, end, frameEnd, this.p);
-  }
-  /** A body malformed only after the rules' fields still gives them. */
-  salvage(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null {
-    return selective(this.p, kind, key, version, buf, start, end, frameEnd);
   }
   /** Every field is decoded, so none is scanned. */
   scanPlan(): ErrorScanPlan | null {
