@@ -229,7 +229,7 @@ const TOLERATED_SHORT: readonly { key: number; from: number; field: string; why:
 ];
 
 /** Why a known client accepts this short body (the BodyError `e` of a response ending at `frameEnd`), or null. */
-export function toleratedShortBody(key: number, version: number, e: BodyError, frameEnd: number): string | null {
+export function toleratedShortBody(key: number, version: number, e: { readonly offset: number; readonly path: string }, frameEnd: number): string | null {
   if (e.offset !== frameEnd) return null;
   for (const t of TOLERATED_SHORT) if (t.key === key && version >= t.from && e.path === t.field) return `it ends before ${t.field}, ${t.why}`;
   return null;

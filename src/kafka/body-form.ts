@@ -163,7 +163,7 @@ class JsonBodies extends RuleBodies {
    * The body in buf[start, end) (the frame ends at frameEnd) as JSON bytes, written from the wire. A
    * body that way does not take (cut by the prefix kept, or refused) is decoded into a value and written
    * from that, as far as the prefix goes (`r.bodyComplete` then says whether it went to the end); a
-   * malformed one is written as what the rules' fields read of it (`selected`), or null.
+   * malformed one is written as every field read before the break.
    */
   private json(
     r: { bodyComplete: boolean },
@@ -202,6 +202,8 @@ class JsonBodies extends RuleBodies {
       }
     } catch (e) {
       if (!(e instanceof BodyError)) throw e;
+      // Every field read before the break, as the value form keeps it.
+      value = e.value;
     }
     if (value === null) return null;
     out.pos = from; // what the fast path wrote before it declined, if anything, is written over
