@@ -111,7 +111,7 @@ describe('findings: malformed-body for both directions, short-response-tolerated
     expect(r.findings.map((f) => [f.rule, f.severity])).toEqual([['short-response-tolerated', 'info']]);
     expect(brief(r.findings)[0]![2]).toBe(
       "response to LeaveGroup v3 (correlation id 1) is short (it ends before Members, as librdkafka's mock cluster sends it; librdkafka reads only ThrottleTimeMs and ErrorCode): " +
-        'malformed at offset 14: LeaveGroup v3 response: Members: needs 4 bytes, the frame has 0 left; 1 error code before it (UNKNOWN_MEMBER_ID (25))',
+        'malformed at offset 14: LeaveGroup v3 response: Members: needs 4 bytes, the frame has 0 left; 1 error code read (UNKNOWN_MEMBER_ID (25))',
     );
     expect(r.instances.map((i) => [i.errorResponses, i.errors])).toEqual([[1, 1]]);
   });
@@ -123,7 +123,23 @@ describe('findings: malformed-body for both directions, short-response-tolerated
       }),
     );
     expect(r.findings.map((f) => [f.rule, f.severity, f.message])).toEqual([
-      ['malformed-body', 'warning', 'response to LeaveGroup v3 (correlation id 1) does not parse: malformed at offset 12: LeaveGroup v3 response: ErrorCode: needs 2 bytes, the frame has 1 left; no error code before it'],
+      ['malformed-body', 'warning', 'response to LeaveGroup v3 (correlation id 1) does not parse: malformed at offset 12: LeaveGroup v3 response: ErrorCode: needs 2 bytes, the frame has 1 left; no error code read'],
+    ]);
+  });
+
+  it("librdkafka's mock answer (kcat-mock-consumer-group frame 6): read as v3 as tshark reads it, its 5 extra bytes a note", async () => {
+    // tshark -d tcp.port==34795,kafka -V: Error 35, ApiKeys empty, Throttle time 1179648 (00 12 00 00), tags, then
+    // "Dissected message does not end at the pdu length offset": 02 00 00 00 00 left.
+    const mock = Uint8Array.of(0x00, 0x23, 0x01, 0x00, 0x12, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00);
+    const d = decode(K.ApiVersions, 3, mock, 'value');
+    expect([d.errorCode, JSON.stringify(d.body), d.bodyLeftover, d.bodyTolerated]).toEqual([35, '{"ErrorCode":35,"ApiKeys":[],"ThrottleTimeMs":1179648}', 5, undefined]);
+    const r = await analyzeScenario(
+      scenario((c) => {
+        c.respond(c.request({ apiKey: K.ApiVersions, apiVersion: 3, clientId: 'c', body: concat(Uint8Array.of(2, 0x6b, 2, 0x31), taggedFields()) }), mock);
+      }),
+    );
+    expect(r.findings.map((f) => [f.rule, f.severity, f.message])).toEqual([
+      ['short-response-tolerated', 'info', "response to ApiVersions v3 (correlation id 1) leaves bytes over: 5 bytes after the body as v3 reads it, which Kafka's client ignores; 1 error code read (UNSUPPORTED_VERSION (35))"],
     ]);
   });
 
@@ -138,7 +154,7 @@ describe('findings: malformed-body for both directions, short-response-tolerated
     expect((await run(new Uint8Array(0))).findings).toEqual([]);
     const left = await run(Uint8Array.of(9, 9));
     expect(left.findings.map((f) => [f.rule, f.message.replace(/\(ApiKeys: [^)]*\)/, '(...)')])).toEqual([
-      ['malformed-body', "response to ApiVersions v3 (correlation id 1) leaves bytes over: read as v0, as Kafka's client does, after the v3 reading failed (...), leaving 2 bytes over; 1 error code before it (UNSUPPORTED_VERSION (35))"],
+      ['malformed-body', "response to ApiVersions v3 (correlation id 1) leaves bytes over: read as v0, as Kafka's client does, after the v3 reading failed (...), leaving 2 bytes over; 1 error code read (UNSUPPORTED_VERSION (35))"],
     ]);
   });
 });

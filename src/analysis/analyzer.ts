@@ -119,7 +119,7 @@ export class CaptureAnalyzer extends ConnectionTracker {
     // an ApiVersions response read as v0 that leaves bytes over.
     if (r.bodyError !== null) {
       if (r.bodyTolerated === undefined) this.emit(malformedBody, s, { message: responseBodyMessage(r, 'does not parse') }, r);
-    } else if (r.bodyLeftover !== undefined) {
+    } else if (r.bodyLeftover !== undefined && r.bodyTolerated !== undefined) {
       this.emit(malformedBody, s, { message: responseBodyMessage(r, 'leaves bytes over', r.bodyTolerated ?? '') }, r);
     }
     s.responses++;

@@ -158,7 +158,7 @@ export interface DecodedBody {
   stoppedAt: string | null;
   /** An ApiVersions response read as v0 after the version sent failed: why, and what was left over; else null. */
   fallback: string | null;
-  /** Bytes left in the frame after the fallback reading (0 without one). */
+  /** ApiVersions responses: bytes left in the frame after the body as read (after the fallback too); else 0. */
   leftover: number;
 }
 
@@ -203,7 +203,9 @@ export function decodeBody(
     if (left > 0) fallback += `, leaving ${left} byte${left === 1 ? '' : 's'} over`;
     return { body: r.value, errorCodes: r.errorCodes ?? EMPTY_LIST, complete: r.complete, stoppedAt: r.stoppedAt, fallback, leftover: left };
   }
-  return { body: r.value, errorCodes: r.errorCodes ?? EMPTY_LIST, complete: r.complete, stoppedAt: r.stoppedAt, fallback, leftover: 0 };
+  // An ApiVersions body that leaves bytes over was perhaps not written as the version asked (tshark flags them too).
+  const left = kind === 'response' && key === API_KEY.ApiVersions && r.complete ? leftover(p, kind, key, version, full, r, buf, start, end, frameEnd) : 0;
+  return { body: r.value, errorCodes: r.errorCodes ?? EMPTY_LIST, complete: r.complete, stoppedAt: r.stoppedAt, fallback, leftover: left };
 }
 
 /** Bytes after the body that a complete reading `r` leaves in the frame (a selective one is read again in full). */

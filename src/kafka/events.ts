@@ -61,7 +61,7 @@ export interface KafkaResponse {
    * an ApiVersions response read as v0 after the version sent failed, and why (KIP-511). Absent otherwise.
    */
   bodyTolerated?: string;
-  /** Bytes the frame holds after a body read as v0 (ApiVersions fallback); absent when none. */
+  /** ApiVersions: bytes the frame holds after the body as read (as sent, or as v0 after the fallback); absent when none. */
   bodyLeftover?: number;
   /** As for requests. */
   bodyJson: Uint8Array | null;
