@@ -82,6 +82,7 @@ describe('rule registry', () => {
       ['removed-api-version', 'info'],
       ['unknown-error-code', 'info'],
       ['malformed-body', 'warning'],
+      ['short-response-tolerated', 'info'],
       ['capture-truncated', 'info'],
       ['client-id-changed', 'info'],
       ['telemetry-push-without-subscription', 'error'],

@@ -90,7 +90,8 @@ describe('every field of every schema version', () => {
           bad[k] = bad[k]! ^ 0xc5;
           let want: string | null = null;
           try {
-            decodeBody(kind, api.key, v, true, bad, 0, bad.length, bad.length);
+            // The interpreter at this version (bodies.ts's decodeBody would read a failed ApiVersions response again as v0, as messageTree does).
+            decodeSchemaBody(p.schemas, kind, api.key, v, bad, 0, bad.length, {}, bad.length);
           } catch (e) {
             if (!(e instanceof BodyError)) throw e;
             want = e.problem;

@@ -13,7 +13,8 @@ import type { ConnState } from './connection-state.js';
 import { LatencyKeeper } from './latency.js';
 import type { LiveChecks } from './live-checks.js';
 import { CONNECTION_RULES } from './rules/index.js';
-import type { ConnectionRule, RuleHit, StreamRule } from './rules/rule.js';
+import type { ConnectionRule, RuleHit, RuleMeta, StreamRule } from './rules/rule.js';
+import { responseBodyMessage } from './rules/short-response-tolerated.js';
 import { captureGap, malformedBody, removedApiVersion, streamDesync, tlsAlert, tlsOnKafkaPort, tlsRecordAuthFailed, tlsRecordUnreadable, unknownApiKey } from './rules/stream-rules.js';
 import { makeFinding } from './finding.js';
 import { requestOwner } from './owner.js';
@@ -114,6 +115,13 @@ export class CaptureAnalyzer extends ConnectionTracker {
     this.judging(s, r);
     const { fns, reports } = this.onResponse;
     for (let i = 0; i < fns.length; i++) fns[i]!(s, r, reports[i]!);
+    // A response that ends early or does not parse, unless a known client accepts it (short-response-tolerated);
+    // an ApiVersions response read as v0 that leaves bytes over.
+    if (r.bodyError !== null) {
+      if (r.bodyTolerated === undefined) this.emit(malformedBody, s, { message: responseBodyMessage(r, 'does not parse') }, r);
+    } else if (r.bodyLeftover !== undefined && r.bodyTolerated !== undefined) {
+      this.emit(malformedBody, s, { message: responseBodyMessage(r, 'leaves bytes over', r.bodyTolerated ?? '') }, r);
+    }
     s.responses++;
     // A clock can step back inside a connection: its window runs from its earliest time to its latest.
     const us = toMicros(r.tsSec, r.tsNsec);
@@ -182,7 +190,7 @@ export class CaptureAnalyzer extends ConnectionTracker {
     this.judgedAt = at;
   }
 
-  private emit(rule: ConnectionRule, s: ConnState, hit: RuleHit, at: KafkaRequest | KafkaResponse | null): void {
+  private emit(rule: RuleMeta, s: ConnState, hit: RuleHit, at: KafkaRequest | KafkaResponse | null): void {
     const about = hit.request ?? at;
     const request = about === null ? null : 'header' in about ? about : about.request;
     // The request's owner (owner.ts), else the ID the current request just revealed (a judgement

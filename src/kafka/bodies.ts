@@ -10,11 +10,10 @@
  * records fields are sized, never decoded, and a frame larger than the prefix kept is decoded as far
  * as the prefix goes (the result says it is incomplete).
  */
-import { BodyError, compileDecoder, runDecoder, type Decoder, type Struct } from './schema/interpreter.js';
+import { BodyError, compileDecoder, runDecoder, type Decoded, type Decoder, type Struct } from './schema/interpreter.js';
 import { errorScanPlan, type ErrorScanPlan } from './schema/scan.js';
 import { FIXED_SIZE, inRange, layoutFor, type FieldSchema, type MessageSchema } from './schema/model.js';
 import { API_KEY, protocol, type Protocol } from './protocol.js';
-import { int } from './fields.js';
 import { EMPTY_LIST } from '../base/lists.js';
 
 export { BodyError };
@@ -46,6 +45,9 @@ export const RESPONSE_FIELDS: ReadonlyMap<number, readonly string[]> = new Map([
   [API_KEY.ShareGroupHeartbeat, ['MemberId', 'MemberEpoch']],
   [API_KEY.StreamsGroupHeartbeat, ['MemberId', 'MemberEpoch']],
   [API_KEY.SaslHandshake, ['Mechanisms']],
+  // Read to its last field, once per connection: a body that fails as the version sent is read as v0
+  // (decodeBody), and one that ends before ThrottleTimeMs is seen (short-response-tolerated).
+  [API_KEY.ApiVersions, ['ThrottleTimeMs']],
 ]);
 
 /** The paths of every ErrorCode field of a message version ("Responses.PartitionResponses.ErrorCode"). */
@@ -154,6 +156,10 @@ export interface DecodedBody {
   complete: boolean;
   /** Where the decoder stopped (incomplete bodies), else null. */
   stoppedAt: string | null;
+  /** An ApiVersions response read as v0 after the version sent failed: why, and what was left over; else null. */
+  fallback: string | null;
+  /** ApiVersions responses: bytes left in the frame after the body as read (after the fallback too); else 0. */
+  leftover: number;
 }
 
 /**
@@ -175,13 +181,66 @@ export function decodeBody(
 ): DecodedBody | null {
   const d = decoder(p, kind, key, version, full);
   if (d === null) return null;
-  let r = runDecoder(d, buf, start, end, frameEnd);
-  // KIP-511: a broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION and
-  // a body of the lowest version, whatever version was asked.
-  if (full && kind === 'response' && key === API_KEY.ApiVersions && int(r.value, 'ErrorCode') === p.errorCode('UNSUPPORTED_VERSION')) {
-    const lowest = p.api(key)!.definedVersions.lo;
-    if (lowest !== version) r = runDecoder(decoder(p, kind, key, lowest, true)!, buf, start, end, frameEnd);
+  let r: Decoded;
+  let fallback: string | null = null;
+  try {
+    r = runDecoder(d, buf, start, end, frameEnd);
+  } catch (e) {
+    // KIP-511: a broker answers an ApiVersions version it does not support with UNSUPPORTED_VERSION in a
+    // v0 body. Kafka's client (ApiVersionsResponse.parse) reads the response as the version it sent and,
+    // only when that fails, again as v0; a reading that works stands, whatever its ErrorCode.
+    const lowest = p.api(key)?.definedVersions.lo;
+    // An ApiVersions v1+ body that ends just before ThrottleTimeMs is a short body of the version sent
+    // (kafkajs reads it so; short-response-tolerated), not a v0 answer.
+    if (!(e instanceof BodyError) || kind !== 'response' || key !== API_KEY.ApiVersions || lowest === undefined || lowest === version) throw e;
+    if (toleratedShortBody(key, version, e, frameEnd) !== null) throw e;
+    const v0 = decoder(p, kind, key, lowest, full);
+    if (v0 === null) throw e;
+    r = runDecoder(v0, buf, start, end, frameEnd);
+    fallback = `read as v${lowest}, as Kafka's client does, after the v${version} reading failed (${e.path === '' ? '' : `${e.path}: `}${e.problem})`;
+    // A selective decode stops after its last field: what is left over is measured by reading all of it.
+    const left = r.complete ? leftover(p, kind, key, lowest, full, r, buf, start, end, frameEnd) : 0;
+    if (left > 0) fallback += `, leaving ${left} byte${left === 1 ? '' : 's'} over`;
+    return { body: r.value, errorCodes: r.errorCodes ?? EMPTY_LIST, complete: r.complete, stoppedAt: r.stoppedAt, fallback, leftover: left };
   }
-  return { body: r.value, errorCodes: r.errorCodes ?? EMPTY_LIST, complete: r.complete, stoppedAt: r.stoppedAt };
+  // An ApiVersions body that leaves bytes over was perhaps not written as the version asked (tshark flags them too).
+  const left = kind === 'response' && key === API_KEY.ApiVersions && r.complete ? leftover(p, kind, key, version, full, r, buf, start, end, frameEnd) : 0;
+  return { body: r.value, errorCodes: r.errorCodes ?? EMPTY_LIST, complete: r.complete, stoppedAt: r.stoppedAt, fallback, leftover: left };
 }
 
+/** Bytes after the body that a complete reading `r` leaves in the frame (a selective one is read again in full). */
+function leftover(p: Protocol, kind: 'request' | 'response', key: number, version: number, full: boolean, r: Decoded, buf: Uint8Array, start: number, end: number, frameEnd: number): number {
+  if (full) return r.trailing;
+  const all = decoder(p, kind, key, version, true);
+  if (all === null || end < frameEnd) return 0;
+  try {
+    return runDecoder(all, buf, start, end, frameEnd).trailing;
+  } catch {
+    return 0;
+  }
+}
+
+
+/**
+ * Responses that end exactly before a last field, as a known client accepts them (the reason, for the
+ * `short-response-tolerated` rule): key, the first version with that field, the field, who sends and who reads them.
+ */
+const TOLERATED_SHORT: readonly { key: number; from: number; field: string; why: string }[] = [
+  { key: API_KEY.ApiVersions, from: 1, field: 'ThrottleTimeMs', why: 'as old brokers send it; kafkajs (apiVersions v1 response.js) reads ThrottleTimeMs only when four bytes are left, else takes 0' },
+  { key: API_KEY.LeaveGroup, from: 3, field: 'Members', why: "as librdkafka's mock cluster sends it; librdkafka reads only ThrottleTimeMs and ErrorCode" },
+];
+
+/** Why a known client accepts this short body (the BodyError `e` of a response ending at `frameEnd`), or null. */
+export function toleratedShortBody(key: number, version: number, e: { readonly offset: number; readonly path: string }, frameEnd: number): string | null {
+  if (e.offset !== frameEnd) return null;
+  for (const t of TOLERATED_SHORT) if (t.key === key && version >= t.from && e.path === t.field) return `it ends before ${t.field}, ${t.why}`;
+  return null;
+}
+
+/**
+ * Where a body broke, in `kcid show`'s words: "malformed at offset 14: ApiVersions v1 response: ThrottleTimeMs:
+ * needs 4 bytes, the frame has 0 left", the offset from the message's first byte (its size prefix) at `messageStart`.
+ */
+export function bodyBreak(e: BodyError, messageStart: number): string {
+  return `malformed at offset ${e.offset - messageStart}: ${e.message}`;
+}

@@ -42,8 +42,6 @@ export interface BodyForm {
   reads(kind: BodyKind, key: number, version: number): boolean;
   /** The body in buf[start, end) of a frame ending at frameEnd; null when nothing of it is read. Throws BodyError. */
   decode(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null;
-  /** After decode threw BodyError: the fields the rules read, when this form decodes more than those and they still parse. */
-  salvage(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null;
   /** The error-code scan of a response read whole, or null when it is decoded instead. */
   scanPlan(key: number, version: number): ErrorScanPlan | null;
   /**
@@ -67,16 +65,6 @@ export function bodyForm(p: Protocol, maxBodyBytes: number | undefined, form: 'v
   return form === 'json' ? new JsonBodies(p, maxPrefix) : new ValueBodies(p, maxPrefix);
 }
 
-/** The fields the rules read, or null when they do not parse either. */
-function selective(p: Protocol, kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null {
-  try {
-    return decodeBody(kind, key, version, false, buf, start, end, frameEnd, p);
-  } catch (e) {
-    if (e instanceof BodyError) return null;
-    throw e;
-  }
-}
-
 /** No --bodies: what the rules read. */
 class RuleBodies implements BodyForm {
   readonly maxPrefix = MAX_PREFIX;
@@ -87,9 +75,6 @@ class RuleBodies implements BodyForm {
   }
   decode(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null {
     return decodeBody(kind, key, version, false, buf, start, end, frameEnd, this.p);
-  }
-  salvage(): DecodedBody | null {
-    return null;
   }
   scanPlan(key: number, version: number): ErrorScanPlan | null {
     return errorScanFor(key, version, this.p);
@@ -119,10 +104,6 @@ class ValueBodies implements BodyForm {
   }
   decode(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null {
     return decodeBody(kind, key, version, true, buf, start, end, frameEnd, this.p);
-  }
-  /** A body malformed only after the rules' fields still gives them. */
-  salvage(kind: BodyKind, key: number, version: number, buf: Buffer, start: number, end: number, frameEnd: number): DecodedBody | null {
-    return selective(this.p, kind, key, version, buf, start, end, frameEnd);
   }
   /** Every field is decoded, so none is scanned. */
   scanPlan(): ErrorScanPlan | null {
@@ -182,7 +163,7 @@ class JsonBodies extends RuleBodies {
    * The body in buf[start, end) (the frame ends at frameEnd) as JSON bytes, written from the wire. A
    * body that way does not take (cut by the prefix kept, or refused) is decoded into a value and written
    * from that, as far as the prefix goes (`r.bodyComplete` then says whether it went to the end); a
-   * malformed one is written as what the rules' fields read of it (`selected`), or null.
+   * malformed one is written as every field read before the break.
    */
   private json(
     r: { bodyComplete: boolean },
@@ -221,6 +202,8 @@ class JsonBodies extends RuleBodies {
       }
     } catch (e) {
       if (!(e instanceof BodyError)) throw e;
+      // Every field read before the break, as the value form keeps it.
+      value = e.value;
     }
     if (value === null) return null;
     out.pos = from; // what the fast path wrote before it declined, if anything, is written over

@@ -54,7 +54,15 @@ export interface KafkaResponse {
   /** The body's fields (as for requests); null when none is read or the body did not parse. */
   body: Struct | null;
   bodyComplete: boolean;
+  /** Where the body broke ("malformed at offset 14: ApiVersions v1 response: ThrottleTimeMs: needs 4 bytes, ..."); `body` and `errorCodes` hold what was read before. */
   bodyError: string | null;
+  /**
+   * With bodyError: why a known client accepts the short body (bodies.ts, toleratedShortBody). Without:
+   * an ApiVersions response read as v0 after the version sent failed, and why (KIP-511). Absent otherwise.
+   */
+  bodyTolerated?: string;
+  /** ApiVersions: bytes the frame holds after the body as read (as sent, or as v0 after the fallback); absent when none. */
+  bodyLeftover?: number;
   /** As for requests. */
   bodyJson: Uint8Array | null;
   complete: boolean;

@@ -5,7 +5,7 @@
  */
 import { DecodeError } from './reader.js';
 import { decodeRequestHeader } from './headers.js';
-import { BodyError } from './bodies.js';
+import { BodyError, bodyBreak } from './bodies.js';
 import { int } from './fields.js';
 import { API_KEY, type Protocol } from './protocol.js';
 import { keptTelemetryPrefix, pushTelemetryMetrics, pushTelemetryMetricsSize } from './telemetry-frame.js';
@@ -94,8 +94,9 @@ export class RequestDecoder {
         }
       } catch (e) {
         if (!(e instanceof BodyError)) throw e;
-        bodyError = e.message;
-        body = bodies.salvage('request', apiKey, apiVersion, head, bodyAt, end, frameEnd)?.body ?? null;
+        bodyError = bodyBreak(e, at - 4);
+        // Every field read before the break is kept (the rules' fields among them, when they came first).
+        body = e.value;
       }
     }
     if (header.clientInstanceId !== null) this.headerOptions.lastInstanceId = header.clientInstanceId;

@@ -10,7 +10,7 @@
 import { DecodeError } from './reader.js';
 import { responseHeaderLength } from './headers.js';
 import { ErrorScan, SCANNED, SCANNING, type ErrorScanPlan } from './schema/scan.js';
-import { BodyError } from './bodies.js';
+import { BodyError, bodyBreak, toleratedShortBody } from './bodies.js';
 import { int, type Struct } from './fields.js';
 import type { Protocol } from './protocol.js';
 import { EMPTY_LIST } from '../base/lists.js';
@@ -60,6 +60,8 @@ export class ResponseDecoder {
     let body: Struct | null = null;
     let bodyComplete = true;
     let bodyError: string | null = null;
+    let bodyTolerated: string | null = null;
+    let leftover = 0;
     /** Where the body starts, once the response header is read. */
     let start = -1;
     let scanned = false;
@@ -106,6 +108,8 @@ export class ResponseDecoder {
           bodyComplete = d.complete;
           codes = d.errorCodes;
           errorCode = int(d.body, 'ErrorCode') ?? null;
+          if (d.fallback !== null) bodyTolerated = d.fallback;
+          leftover = d.leftover;
           // Larger than the prefix kept: its ErrorCodes past the prefix are scanned as its bytes pass.
           if (!d.complete && !final && plan !== null) this.startScan(plan, head, start, end, frameEnd);
         }
@@ -113,17 +117,19 @@ export class ResponseDecoder {
         // A response header cut by the first look: ask for the body's first bytes.
         if (e instanceof DecodeError && canGrow) return need(Math.min(size, max, BODY_HEAD));
         if (e instanceof BodyError) {
-          bodyError = e.message;
-          const some = bodies.salvage('response', apiKey, apiVersion, head, start, end, frameEnd);
-          if (some !== null) {
-            codes = some.errorCodes;
-            errorCode = int(some.body, 'ErrorCode') ?? null;
-          }
+          // Every field read before the break is kept, its ErrorCodes counted.
+          bodyError = bodyBreak(e, at - 4);
+          bodyTolerated = toleratedShortBody(apiKey, apiVersion, e, frameEnd);
+          body = e.value;
+          codes = e.errorCodes.length === 0 ? EMPTY_LIST : e.errorCodes.slice();
+          errorCode = int(e.value, 'ErrorCode') ?? null;
         } else if (!(e instanceof DecodeError)) throw e;
       }
     }
     const bodyJson = seen === null ? null : seen.json;
     const r: KafkaResponse = { frame, tsSec: 0, tsNsec: 0, size, correlationId, request, errorCode, errorCodes: codes, body, bodyComplete, bodyError, bodyJson, complete: false };
+    if (bodyTolerated !== null) r.bodyTolerated = bodyTolerated;
+    if (leftover > 0) r.bodyLeftover = leftover;
     if (seen === null && start >= 0) bodies.responseJson(r, head, start, end, frameEnd, scanned);
     return r;
   }

@@ -23,7 +23,6 @@ import { toKafkaJson } from './schema/json.js';
 import { inRange, layoutFor, type FieldSchema } from './schema/model.js';
 import type { Struct, Value } from './schema/interpreter.js';
 import { wireJsonWriter, type WireJsonWriter } from './schema/wire-json.js';
-import { topErrorCodeOffset } from './bodies.js';
 import type { ByteText } from '../base/byte-text.js';
 
 /** Kafka's text for a hidden password. */
@@ -202,50 +201,9 @@ function bodyWriter(kind: 'request' | 'response', apiKey: number, version: numbe
   // Values hidden by what the body says (IsSensitive, a config's name, a quoted token) are bodyJson's.
   if (masksByValue(kind, apiKey)) return null;
   const replace = HIDDEN_JSON.get(apiKey);
-  const w = wireJsonWriter(m, version, replace);
-  if (w === null || kind === 'request' || apiKey !== API_KEY.ApiVersions) return w;
-  // KIP-511, as decodeBody reads it: a response with ErrorCode UNSUPPORTED_VERSION is a body of the
-  // lowest version, which decodeBody decodes (after the body of the asked version decoded) and bodyJson
-  // writes by the asked version's fields.
-  const lowest = api.definedVersions.lo;
-  const unsupported = p.errorCode('UNSUPPORTED_VERSION');
-  const layout = layoutFor(m, version)!;
-  const hasCode = layout.fields.some((f) => f.name === 'ErrorCode' && inRange(f.versions, version));
-  const at = topErrorCodeOffset(m, version);
-  // decodeBody compares the ErrorCode it read (undefined when there is none) with the code.
-  if (!hasCode) return unsupported === undefined && lowest !== version ? null : w;
-  if (unsupported === undefined || lowest === version) return w;
-  if (at === null) return null;
-  const low = wireJsonWriter(m, lowest, replace);
-  const lowLayout = layoutFor(m, lowest);
-  // The lowest version's text is the asked version's text of the same value when its fields are the
-  // asked version's, in the same order, under the same names (so it is for ApiVersions v0 in every version).
-  const same = low !== null && lowLayout !== null && sameText(lowLayout.fields, lowest, layout.fields, version);
-  return (buf, start, end, out) => {
-    const from = out.pos;
-    if (!w(buf, start, end, out)) return false;
-    if ((((buf[start + at]! << 24) | (buf[start + at + 1]! << 16)) >> 16) !== unsupported) return true;
-    out.pos = from;
-    return same && low!(buf, start, end, out);
-  };
-}
-
-/**
- * Does toKafkaJson write a value decoded at version `lo` the same by version `hi`'s fields as by its own?
- * It does when every field of `lo` is a field of `hi`, in the same order, of the same type, JSON name
- * and replacement (the fields only `hi` has are absent from the value; the replacements go by path, so they match).
- */
-function sameText(lo: readonly FieldSchema[], vLo: number, hi: readonly FieldSchema[], vHi: number): boolean {
-  const his = hi.filter((f) => inRange(f.versions, vHi));
-  let at = 0;
-  for (const f of lo) {
-    if (!inRange(f.versions, vLo)) continue;
-    while (at < his.length && his[at]!.name !== f.name) at++;
-    const g = his[at++];
-    if (g === undefined || g.jsonName !== f.jsonName || g.primitive !== f.primitive || g.isArray !== f.isArray || (g.struct === null) !== (f.struct === null)) return false;
-    if (f.struct !== null && !sameText(f.struct.fields, vLo, g.struct!.fields, vHi)) return false;
-  }
-  return true;
+  // ApiVersions (KIP-511) as decodeBody reads it: the version asked, whatever its ErrorCode; a body that
+  // fails that way is not written here, and decodeBody reads it again as v0.
+  return wireJsonWriter(m, version, replace);
 }
 
 /** One schema field that can carry a secret: an API, request or response, and the field's path. */

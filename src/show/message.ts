@@ -8,6 +8,7 @@
  * values by path, flag or name, and any string quoting a token the connection sent earlier.
  */
 import { decodeRequestHeader } from '../kafka/headers.js';
+import { toleratedShortBody } from '../kafka/bodies.js';
 import type { Protocol } from '../kafka/protocol.js';
 import { CONFIG_APIS, HIDDEN, isSensitiveConfig, maskQuotedSecrets } from '../kafka/secrets.js';
 import type { FieldSchema } from '../kafka/schema/model.js';
@@ -125,16 +126,26 @@ export function messageTree(kind: 'request' | 'response', bytes: Uint8Array, ava
     const api = p.api(apiKey)!;
     let version = apiVersion;
     const m = kind === 'request' ? api.request : api.response;
-    // KIP-511: an ApiVersions response with UNSUPPORTED_VERSION is written as the lowest version.
-    let note: string | undefined;
-    if (kind === 'response' && apiKey === API_KEY.ApiVersions && c.pos + 2 <= c.avail && i16(bytes, c.pos) === p.errorCode('UNSUPPORTED_VERSION') && version !== api.definedVersions.lo) {
-      version = api.definedVersions.lo;
-      note = `ErrorCode UNSUPPORTED_VERSION: the body is written as v${version} (KIP-511)`;
-    }
     context = `${api.name} v${version} ${kind}`;
-    const b = c.open(kids, 'body', c.pos, `${m.name} v${version}`, null);
-    if (note !== undefined) b.note = note;
-    walkMessage(c, m, version, '', b.children!);
+    const bodyAt = c.pos;
+    let b = c.open(kids, 'body', c.pos, `${m.name} v${version}`, null);
+    try {
+      walkMessage(c, m, version, '', b.children!);
+    } catch (e) {
+      // KIP-511, as Kafka's client reads it (ApiVersionsResponse.parse, and kcid's decoder): an ApiVersions
+      // response is read as the version sent, and only when that fails as the lowest version; one that ends
+      // just before ThrottleTimeMs stays a short body of the version sent (bodies.ts, toleratedShortBody).
+      const lo = api.definedVersions.lo;
+      if (!(e instanceof WalkFail) || e.gap || kind !== 'response' || apiKey !== API_KEY.ApiVersions || version === lo) throw e;
+      if (toleratedShortBody(apiKey, version, { offset: c.pos, path: e.path }, c.limit) !== null) throw e;
+      kids.splice(kids.indexOf(b), 1);
+      c.pos = bodyAt;
+      version = lo;
+      context = `${api.name} v${version} ${kind}`;
+      b = c.open(kids, 'body', c.pos, `${m.name} v${version}`, null);
+      b.note = `the v${apiVersion} reading fails (${e.path === '' ? '' : `${e.path}: `}${e.problem}): read as v${version}, as Kafka's client does (KIP-511)`;
+      walkMessage(c, m, version, '', b.children!);
+    }
     c.close(b);
     if (c.pos < c.limit) {
       const at = c.pos;

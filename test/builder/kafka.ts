@@ -3,6 +3,7 @@
  * kcid's decoders), so that every byte of a test frame is explained by the call that built it.
  */
 import { protocol } from '../../src/kafka/protocol.js';
+import { FIXED_SIZE, inRange, layoutFor, type FieldSchema } from '../../src/kafka/schema/model.js';
 
 // ---- primitives ------------------------------------------------------------------------------------
 
@@ -330,4 +331,34 @@ export function saslHandshakeRequestBody(mechanism: string | null): Uint8Array {
 
 export function saslHandshakeResponseBody(o: { errorCode: number; mechanisms: string[] | null }): Uint8Array {
   return concat(int16(o.errorCode), array(o.mechanisms, string));
+}
+
+/**
+ * The smallest body a response version's schema allows, every byte by the schema: each field at zero
+ * (numbers 0, bool false, UUID zero), strings and bytes empty, arrays empty, records null where nullable
+ * (else empty), no tagged fields. What `respond(corr)` sends when a test gives no body: a test that does
+ * not care about the response still sends one that parses.
+ */
+export function minimalResponseBody(apiKey: number, apiVersion: number): Uint8Array {
+  const api = protocol().api(apiKey);
+  const layout = api === undefined ? null : layoutFor(api.response, apiVersion);
+  if (layout === null) return new Uint8Array(0);
+  const flexible = inRange(layout.flexibleVersions, apiVersion);
+  const length = (n: number): Uint8Array => (flexible ? uvarint(n + 1) : int32(n));
+  const struct = (fields: readonly FieldSchema[]): Uint8Array => {
+    const parts: Uint8Array[] = [];
+    for (const f of fields) {
+      if (!inRange(f.versions, apiVersion) || (flexible && f.tag !== null && inRange(f.taggedVersions, apiVersion))) continue;
+      if (f.isArray) parts.push(length(0));
+      else if (f.struct !== null) parts.push(struct(f.struct.fields));
+      else if (f.primitive === 'string') parts.push(flexible ? uvarint(1) : int16(0));
+      else if (f.primitive === 'bytes') parts.push(flexible ? uvarint(1) : int32(0));
+      else if (f.primitive === 'records') parts.push(inRange(f.nullableVersions, apiVersion) ? (flexible ? uvarint(0) : int32(-1)) : flexible ? uvarint(1) : int32(0));
+      else if (f.primitive === 'varint' || f.primitive === 'varlong') parts.push(Uint8Array.of(0));
+      else parts.push(new Uint8Array(FIXED_SIZE[f.primitive!] ?? 0));
+    }
+    if (flexible) parts.push(taggedFields());
+    return concat(...parts);
+  };
+  return struct(layout.fields);
 }

@@ -7,7 +7,7 @@
 import { protocol } from '../../src/kafka/protocol.js';
 import { LinkType } from '../../src/capture/types.js';
 import { pcapFile, pcapngFile, tmpFile } from './capture.js';
-import { requestFrame, responseFrame, type RawTag } from './kafka.js';
+import { minimalResponseBody, requestFrame, responseFrame, type RawTag } from './kafka.js';
 import { TcpConversation, type Frame } from './packets.js';
 
 export interface ConnOptions {
@@ -64,10 +64,11 @@ export class KafkaConn {
     return correlationId;
   }
 
-  /** Answers a request with `body`, in the response header version its API uses. */
-  respond(correlationId: number, body: Uint8Array = new Uint8Array(0)): void {
+  /** Answers a request with `body` (by default the smallest its schema allows), in the response header version its API uses. */
+  respond(correlationId: number, given?: Uint8Array): void {
     const req = this.pending.get(correlationId);
     if (req === undefined) throw new Error(`no request ${correlationId} to answer`);
+    const body = given ?? minimalResponseBody(req.apiKey, req.apiVersion);
     this.pending.delete(correlationId);
     const headerVersion = protocol().responseHeaderVersion(req.apiKey, req.apiVersion) ?? 0;
     this.scenario.add(this.tcp.serverSends(responseFrame({ correlationId, headerVersion, body })));

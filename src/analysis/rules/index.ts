@@ -9,6 +9,7 @@ import { instanceIdMultipleClientIds } from './instance-id-multiple-client-ids.j
 import { instanceIdMultipleHosts } from './instance-id-multiple-hosts.js';
 import { malformedRequestHeader } from './malformed-request-header.js';
 import { memberIdMismatch } from './member-id-mismatch.js';
+import { shortResponseTolerated } from './short-response-tolerated.js';
 import type { ConnectionRule, ReportRule, Rule, TelemetryRule } from './rule.js';
 import {
   captureGap,
@@ -70,6 +71,7 @@ export const RULES: readonly Rule[] = [
   removedApiVersion,
   unknownErrorCode,
   malformedBody,
+  shortResponseTolerated,
   captureTruncated,
   clientIdChanged,
   // KIP-714's conversation, judged on the merged summary (pushes seen at several brokers together).

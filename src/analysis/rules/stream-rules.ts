@@ -140,13 +140,17 @@ export const malformedBody: StreamRule = {
   kind: 'stream',
   id: 'malformed-body',
   severity: 'warning',
-  summary: 'A request body that does not parse by its schema (a length past the frame, a negative count, a null where none is allowed).',
+  summary: 'A request or response body that does not parse by its schema (it ends early, a length past the frame, a negative count, a null where none is allowed).',
   explanation:
-    'kcid decodes the request bodies it reads by Kafka\'s message schemas, bounded by the frame. A body that ' +
-    'does not parse is one the broker rejects too (it closes the connection on a malformed request); the ' +
-    'finding names the exact field path and the problem. Framing is not affected: the frame\'s size still ' +
-    'says where the next request starts.',
-  spec: 'Kafka protocol guide, "Protocol Primitive Types"; KIP-482 (compact and tagged encodings).',
+    'kcid decodes the bodies it reads by Kafka\'s message schemas, bounded by the frame. A request body that ' +
+    'does not parse is one the broker rejects too (it closes the connection on a malformed request); a response ' +
+    'body that does not parse is one Kafka\'s client refuses. The finding names the direction, the offset from the ' +
+    'message\'s first byte and the field path where it broke, in the words of `kcid show`; every field read before ' +
+    'the break is kept and a response\'s error codes read before it are counted. Two short responses that known ' +
+    'clients accept are notes instead (short-response-tolerated). An ApiVersions response is read as the version ' +
+    'asked and, only when that fails, as v0 (KIP-511, as Kafka\'s ApiVersionsResponse.parse does); bytes that ' +
+    'reading leaves over are flagged here. Framing is not affected: the frame\'s size still says where the next message starts.',
+  spec: 'Kafka protocol guide, "Protocol Primitive Types"; KIP-482 (compact and tagged encodings); KIP-511 and ApiVersionsResponse.parse (the v0 fallback).',
 };
 
 export const captureTruncated: StreamRule = {

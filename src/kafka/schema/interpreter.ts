@@ -80,7 +80,11 @@ export const MAX_TAPPED = 4096;
 const NO_CODES: readonly number[] = Object.freeze([]);
 let tapped: number[] = [];
 
-/** A malformed body: `path` ("TopicData[0].PartitionData[2].Records") and `problem`. */
+/**
+ * A malformed body: `path` ("TopicData[0].PartitionData[2].Records") and `problem`, at `offset` in the
+ * buffer. `value` holds every field read before the break (as an incomplete decode's value does) and
+ * `errorCodes` the ErrorCodes tapped before it: a body that ends early keeps what it carried.
+ */
 export class BodyError extends Error {
   override readonly name = 'BodyError';
   constructor(
@@ -88,6 +92,8 @@ export class BodyError extends Error {
     readonly path: string,
     readonly problem: string,
     readonly offset: number,
+    readonly value: Struct = Object.create(null) as Struct,
+    readonly errorCodes: readonly number[] = NO_CODES,
   ) {
     super(`${context}: ${path === '' ? '' : `${path}: `}${problem}`);
   }
@@ -639,8 +645,8 @@ export function runDecoder(d: Decoder, bytes: Uint8Array, start: number, end: nu
   } catch (e) {
     if (!(e instanceof Fail)) throw e;
     const path = e.path.join('.').replace(/\.\[/g, '[');
-    if (!e.incomplete) throw new BodyError(d.context, path, e.problem, e.offset);
     const value = (pending as Struct | null) ?? (Object.create(null) as Struct);
+    if (!e.incomplete) throw new BodyError(d.context, path, e.problem, e.offset, value, tapped.length === 0 ? NO_CODES : tapped);
     return { value, end: e.offset, complete: false, stoppedAt: path, trailing: 0, errorCodes: tapped.length === 0 ? NO_CODES : tapped };
   } finally {
     pending = null;
