@@ -98,13 +98,13 @@ describe('gates mean what they say', () => {
     const args = ['analyze', MIX, '--api', 'ConsumerGroupHeartbeat', '--format', 'junit'];
     const passed = await kcid(args);
     expect(passed.code).toBe(0);
-    expect(passed.stdout).toContain('<testsuites name="kcid" tests="40" failures="0" errors="0" time="0">');
+    expect(passed.stdout).toContain('<testsuites name="kcid" tests="41" failures="0" errors="0" time="0">');
     expect(passed.stdout).toContain(
       `    <testcase classname="kcid" name="member-id-mismatch" time="0">\n      <system-out>${MIX} frame 53, 10.2.0.25:44001 -&gt; 10.1.0.13:9092, ConsumerGroupHeartbeat v0, correlation 3: MemberId &quot;Tq3nWZ0bR1ubfIX6i9-Dfw&quot; is not the client instance ID DZ6PemtcTT6PGis8TV5vcA</system-out>\n`,
     );
     const failed = await kcid([...args, '--fail-on', 'warning']);
     expect(failed.code).toBe(1);
-    expect(failed.stdout).toContain('<testsuites name="kcid" tests="40" failures="1" errors="0" time="0">');
+    expect(failed.stdout).toContain('<testsuites name="kcid" tests="41" failures="1" errors="0" time="0">');
     expect(failed.stdout).toContain('<failure type="warning" message="1 warning">');
   });
 

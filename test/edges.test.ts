@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { run, type Io } from '../src/cli/main.js';
-import { concat, int16, int32, requestFrame, responseFrame, saslHandshakeRequestBody, saslHandshakeResponseBody, taggedFields } from './builder/kafka.js';
+import { concat, int16, int32, minimalResponseBody, requestFrame, responseFrame, saslHandshakeRequestBody, saslHandshakeResponseBody, taggedFields } from './builder/kafka.js';
 import { Scenario, type KafkaConn } from './builder/scenario.js';
 import { analyzeScenario, brief, ID_A } from './helpers.js';
 
@@ -337,7 +337,7 @@ describe('TCP: keep-alive and zero-window probes are not data', () => {
     s.add([t.raw('client', { flags: 'A', payload: next.subarray(0, 1) }), t.raw('server', { flags: 'A', window: 0 })]);
     s.add([t.raw('server', { flags: 'A', window: 65535 })]);
     c.clientBytes(next);
-    c.serverBytes(responseFrame({ correlationId: 2, headerVersion: 1, body: new Uint8Array(0) }));
+    c.serverBytes(responseFrame({ correlationId: 2, headerVersion: 1, body: minimalResponseBody(3, 12) }));
     const report = await analyzeScenario(s);
     expect(brief(report.findings)).toEqual([]);
     expect(report.connections.map((x) => [x.requests, x.responses, x.gaps])).toEqual([[2, 2, 0]]);

@@ -329,8 +329,8 @@ describe('a capture without telemetry', () => {
     expect(await kcid(['export', TELEMETRY_FIXTURE, 'fixtures/kcat-mock-produce.pcap', '--to', dir])).toEqual({
       code: 0,
       stdout:
-        `${TELEMETRY_FIXTURE}: capture=ckjs-mock-telemetry: 60 requests, 8 connections, 3 instances, 1 findings, 6 telemetry pushes\n` +
-        'fixtures/kcat-mock-produce.pcap: capture=kcat-mock-produce: 12 requests, 3 connections, 1 instances, 0 findings\n',
+        `${TELEMETRY_FIXTURE}: capture=ckjs-mock-telemetry: 60 requests, 8 connections, 3 instances, 9 findings, 6 telemetry pushes\n` +
+        'fixtures/kcat-mock-produce.pcap: capture=kcat-mock-produce: 12 requests, 3 connections, 1 instances, 3 findings\n',
       stderr: '',
     });
   });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { run, type Io } from '../src/cli/main.js';
 import {
   apiVersionsRequestBody,
+  compactString,
   concat,
   errorCodeResponseBody,
   int16,
@@ -14,6 +15,7 @@ import {
   saslHandshakeResponseBody,
   string,
   taggedFields,
+  uvarint,
 } from './builder/kafka.js';
 import { Scenario } from './builder/scenario.js';
 import { analyzeScenario, ID_A, ID_A_B64 } from './helpers.js';
@@ -119,9 +121,12 @@ describe('TCP in the pipeline', () => {
     // Ethernet (14) + IPv4 (20) + TCP (20) + size (4) + Metadata v12 header v2 with ClientId "app" and tag 0 (33).
     const snaplen = 14 + 20 + 20 + 4 + 33;
     const big = concat(metadataV12, new Uint8Array(400)); // a body the capture cuts (its bytes are not decoded)
+    // A whole Metadata v12 response of 300 bytes: ThrottleTimeMs, no Brokers, a ClusterId of 287 bytes, ControllerId, no Topics, no tags.
+    const metadataV12Response300 = concat(int32(0), uvarint(1), compactString('c'.repeat(287)), int32(0), uvarint(1), uvarint(0));
+    expect(metadataV12Response300.length).toBe(300);
     for (let corr = 1; corr <= 3; corr++) {
       c.request({ apiKey: 3, apiVersion: 12, correlationId: corr, clientId: corr === 1 ? 'app' : null, clientInstanceId: ID_A, body: big });
-      c.respond(corr, new Uint8Array(300));
+      c.respond(corr, metadataV12Response300);
     }
     const full = new Scenario();
     full.frames.push(...s.frames);

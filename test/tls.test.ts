@@ -550,7 +550,7 @@ describe('TLS on ports found only by detection (not --port)', () => {
     expect(doc.inputs[0].kafkaPorts).toEqual([19093]);
     expect(doc.connections.map((c: any) => [c.client, c.broker, c.tls.decrypted, c.tls.sni])).toEqual([['10.9.0.1:50001', '10.9.0.2:19093', true, 'broker1.kafka.test']]);
     // --no-detect: only --port is Kafka.
-    expect(await requestRows(capture, ['--tls-keylog', keys, '--no-detect'])).toEqual([]);
+    expect(await requestRows(capture, ['--tls-keylog', keys, '--no-detect', '--allow-empty'])).toEqual([]);
   });
 
   it('with keys, plaintext that is not Kafka (HTTP over TLS) is not a Kafka connection, and says nothing', async () => {
@@ -558,7 +558,9 @@ describe('TLS on ports found only by detection (not --port)', () => {
     const tls = madeUpOn(s, '10.9.0.1:50001', '10.9.0.2:8443', [Buffer.from('GET / HTTP/1.1\r\nHost: example.test\r\n\r\n')], [Buffer.from('HTTP/1.1 200 OK\r\n\r\n')]);
     const capture = s.file('https.pcap');
     const keys = tmpFile('https.keys', tls.keylog);
-    const { code, doc } = await analyzeJson(capture, ['--tls-keylog', keys]);
+    // No Kafka at all: exit 2 unless --allow-empty.
+    expect((await runKcid(['analyze', '--format', 'json', '--tls-keylog', keys, capture])).code).toBe(2);
+    const { code, doc } = await analyzeJson(capture, ['--tls-keylog', keys, '--allow-empty']);
     expect(code).toBe(0);
     expect(doc.findings).toEqual([]);
     expect(doc.connections).toEqual([]);

@@ -411,8 +411,8 @@ describe('what the text holds', () => {
     expect(scram).toContain(`"saltSizeInBytes":${SALT.length}`);
   });
 
-  it('an ApiVersions response with UNSUPPORTED_VERSION is the lowest version\'s body, as decodeBody reads it', () => {
-    // ApiVersions v1: ErrorCode 35, ApiKeys [Produce 0-11], ThrottleTimeMs: also a v0 body (and 4 bytes after it).
+  it('an ApiVersions response with UNSUPPORTED_VERSION is read as the version sent, as Kafka\'s client reads it (v0 only when that fails)', () => {
+    // ApiVersions v1: ErrorCode 35, ApiKeys [Produce 0-11], ThrottleTimeMs: a whole v1 body, so it is read as v1.
     const o = new Out();
     o.int16(35);
     o.int32(1);
@@ -421,7 +421,7 @@ describe('what the text holds', () => {
     o.int16(11);
     o.int32(7);
     const text = write('response', API_KEY.ApiVersions, 1, o.done());
-    expect(text).toBe('{"errorCode":35,"apiKeys":[{"apiKey":0,"minVersion":0,"maxVersion":11}]}');
+    expect(text).toBe('{"errorCode":35,"apiKeys":[{"apiKey":0,"minVersion":0,"maxVersion":11}],"throttleTimeMs":7}');
     const ok = new Out();
     ok.int16(0);
     ok.int32(0);

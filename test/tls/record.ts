@@ -8,7 +8,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { inject } from 'vitest';
 import { makeCertificate, type CertificatePem } from './certificate.js';
-import { int16, requestFrame, responseFrame, type RequestFrameOptions } from '../builder/kafka.js';
+import { minimalResponseBody, requestFrame, responseFrame, type RequestFrameOptions } from '../builder/kafka.js';
 import { Scenario } from '../builder/scenario.js';
 import { protocol } from '../../src/kafka/protocol.js';
 
@@ -83,12 +83,12 @@ function framer(onFrame: (frame: Buffer) => void): (data: Buffer) => void {
   };
 }
 
-/** The response the test server sends: the response header its API uses, and ErrorCode 0. */
+/** The response the test server sends: the response header its API uses, and the smallest body its schema allows (error codes 0). */
 export function responseTo(request: Buffer): Buffer {
   const apiKey = request.readInt16BE(4);
   const apiVersion = request.readInt16BE(6);
   const correlationId = request.readInt32BE(8);
-  return Buffer.from(responseFrame({ correlationId, headerVersion: protocol().responseHeaderVersion(apiKey, apiVersion) ?? 0, body: int16(0) }));
+  return Buffer.from(responseFrame({ correlationId, headerVersion: protocol().responseHeaderVersion(apiKey, apiVersion) ?? 0, body: minimalResponseBody(apiKey, apiVersion) }));
 }
 
 export async function recordTls(o: RecordOptions): Promise<TlsRecording> {
