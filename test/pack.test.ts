@@ -35,6 +35,7 @@ describe('npm pack', () => {
     const r = spawnSync(bin, ['analyze', mix, produce, '--jobs', '2', '--format', 'json'], { cwd: empty, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(1);
-    expect((JSON.parse(r.stdout) as { summary: { findings: Record<string, number> } }).summary.findings).toEqual({ error: 15, warning: 5, info: 2 });
+    // The mix's 15 errors, 5 warnings and 2 notes, and the kcat capture's 3 notes (librdkafka's mock answers ApiVersions v3 with bytes over).
+    expect((JSON.parse(r.stdout) as { summary: { findings: Record<string, number> } }).summary.findings).toEqual({ error: 15, warning: 5, info: 5 });
   }, 300_000);
 });
