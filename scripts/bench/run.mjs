@@ -198,6 +198,14 @@ function rates(seconds, bytes, manifest) {
   };
 }
 
+/** The scaling run's inputs: the first 1/4 and 1/2 of `file`, cut before anything is timed. */
+function scalingParts(name, file, bytes, dir) {
+  return [0.25, 0.5].map((fraction) => {
+    const f = join(dir, `${name}-${fraction}.pcap`);
+    return { fraction, file: f, bytes: writePcapPrefix(file, f, Math.floor(bytes * fraction)).bytes };
+  });
+}
+
 async function benchInput(name, o, dir, tshark) {
   if (name === 'broker') return benchBroker(o, dir, tshark);
   const file = join(dir, `${name}.pcap`);
@@ -207,13 +215,7 @@ async function benchInput(name, o, dir, tshark) {
   const bytes = statSync(file).size;
   log(`  ${formatBytes(bytes)}, ${manifest.packets} packets, ${manifest.connections} connections, ${manifest.requests} requests (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   await catRun(file); // page cache warm-up
-  // The scaling run's prefixes, cut before anything is timed.
-  const parts = o.scaling
-    ? [0.25, 0.5].map((fraction) => {
-        const f = join(dir, `${name}-${fraction}.pcap`);
-        return { fraction, file: f, bytes: writePcapPrefix(file, f, Math.floor(bytes * fraction)).bytes };
-      })
-    : [];
+  const parts = o.scaling ? scalingParts(name, file, bytes, dir) : [];
   const out = join(dir, 'kcid-out.json');
   const runs = { cat: () => catRun(file), kcid: () => kcidRun(file, out) };
   // The telemetry mix is also read by `kcid telemetry`, next to `analyze` in the same rounds.
@@ -306,12 +308,7 @@ async function benchBroker(o, dir, tshark) {
   const bytes = statSync(file).size;
   log(`  ${formatBytes(bytes)}, ${manifest.packets} packets, ${manifest.clients} clients, ${manifest.connections} connections (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   const tls = ['--tls-keylog', keys];
-  const parts = o.scaling
-    ? [0.25, 0.5].map((fraction) => {
-        const f = join(dir, `${name}-${fraction}.pcap`);
-        return { fraction, file: f, bytes: writePcapPrefix(file, f, Math.floor(bytes * fraction)).bytes };
-      })
-    : [];
+  const parts = o.scaling ? scalingParts(name, file, bytes, dir) : [];
   const out = join(dir, 'kcid-out.json');
   const serialOut = join(dir, 'kcid-serial-out.json');
   const runs = {
