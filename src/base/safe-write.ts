@@ -37,8 +37,13 @@ function refusal(st: Stats): string | null {
 /** The regular files being read (device and inode): `-o` onto one of them is refused, not emptied. */
 const inputs: { dev: number; ino: number }[] = [];
 
-/** Marks the files a command reads, so that no output path (a hard link or another name included) writes over them. */
+/**
+ * Marks the files a command reads, so that no output path (a hard link or another name included)
+ * writes over them. A command's inputs replace the last one's: run() may be called again in one
+ * process, and an earlier run's input is no input of this one.
+ */
 export function markInputs(files: readonly string[]): void {
+  inputs.length = 0;
   for (const f of files) {
     if (f === '-') continue;
     try {
